@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "DBCrypt",
+    products: [
+        .library(name: "DBCrypt", targets: ["DBCrypt"]),
+    ],
+    targets: [
+        // Debian's libsqlcipher-dev (SQLCipher 3.4.1) or Homebrew's sqlcipher (4.x).
+        .systemLibrary(
+            name: "CSQLCipher",
+            pkgConfig: "sqlcipher",
+            providers: [.apt(["libsqlcipher-dev"]), .brew(["sqlcipher"])]
+        ),
+        .target(name: "DBCrypt", dependencies: ["CSQLCipher"]),
+        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,75 @@
+import CSQLCipher
+
+/// Owns one `sqlite3` connection handle. Statements hold it strongly, so the
+/// handle outlives every statement prepared on it; closing it turns every
+/// later use into ``DatabaseError/connectionClosed``.
+final class Connection {
+    private var handle: OpaquePointer?
+    /// Keeps the trace callback's context alive as long as the connection.
+    var traceBox: TraceBox?
+
+    init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The handle, or ``DatabaseError/connectionClosed``.
+    func open() throws -> OpaquePointer {
+        guard let handle else { throw DatabaseError.connectionClosed }
+        return handle
+    }
+
+    var isClosed: Bool { handle == nil }
+
+    /// Closes the handle. `sqlite3_close_v2` defers the real close until the
+    /// last statement still held somewhere is finalized.
+    func close() {
+        guard let handle else { return }
+        sqlite3_close_v2(handle)
+        self.handle = nil
+    }
+
+    /// Runs SQL that returns no rows and takes no arguments, for internal
+    /// pragmas and transaction control.
+    func run(_ sql: String) throws {
+        let db = try open()
+        let code = sqlite3_exec(db, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: sql) }
+    }
+
+    /// Runs one query and returns the first column of its first row, or nil
+    /// when it returns no row (as SQLCipher 3.4.1 does for a pragma it does
+    /// not know).
+    func firstValue(_ sql: String) throws -> DatabaseValue? {
+        var result: DatabaseValue?
+        try Statement.forEach(in: sql, on: self) { statement, _ in
+            if try statement.step(), statement.columnCount > 0 { result = statement.value(at: 0) }
+            sqlite3_reset(statement.handle)
+        }
+        return result
+    }
+}
+
+/// The trace callback, boxed so SQLite can carry it as a `void *`.
+final class TraceBox {
+    let body: @Sendable (String) -> Void
+    init(_ body: @escaping @Sendable (String) -> Void) { self.body = body }
+}
+
+extension Connection {
+    /// Calls `body` with the unexpanded text of every statement run from now on.
+    func installTrace(_ body: @escaping @Sendable (String) -> Void) {
+        guard let db = try? open() else { return }
+        let box = TraceBox(body)
+        traceBox = box
+        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_STMT), { _, context, _, text in
+            guard let context, let text else { return 0 }
+            let box = Unmanaged<TraceBox>.fromOpaque(context).takeUnretainedValue()
+            box.body(String(cString: text.assumingMemoryBound(to: CChar.self)))
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+}

@@ -1,0 +1,147 @@
+import CSQLCipher
+
+/// Every error DBCrypt throws.
+///
+/// Each case carries what a user needs to act on it, and never a key, a
+/// passphrase or a statement's arguments. Errors reported by SQLite itself are
+/// ``sqlite(code:message:sql:)``, with the extended result code, SQLite's
+/// message and the SQL text (not its arguments). ``resultCode`` gives every
+/// case's SQLite primary result code, for callers that switch on codes.
+///
+/// ```swift
+/// do {
+///     let db = try Database(path: path, key: key)
+/// } catch DatabaseError.wrongKeyOrNotADatabase {
+///     print("wrong key")
+/// }
+/// ```
+public enum DatabaseError: Error, Equatable, CustomStringConvertible {
+    // MARK: - Opening
+
+    /// The key does not decrypt the file, or the file is not a database
+    /// (SQLITE_NOTADB, code 26). Raised at open.
+    case wrongKeyOrNotADatabase(path: String)
+    /// A key was given for a file whose header is plaintext SQLite.
+    case notEncrypted(path: String)
+    /// No key was given for a file that is encrypted (or is not a database).
+    case keyRequired(path: String)
+    /// The key cannot be used: empty (SQLCipher would take it as "no
+    /// encryption"), or a raw key or salt of the wrong length. The reason never
+    /// contains the key.
+    case invalidKey(reason: String)
+    /// The file does not exist and the options say not to create it.
+    case fileNotFound(path: String)
+    /// The path names a directory.
+    case isDirectory(path: String)
+    /// The process may not read (or, to create, write) the file.
+    case permissionDenied(path: String)
+    /// The file could not be opened for another reason, given by the system.
+    case cannotOpen(path: String, reason: String)
+    /// The linked SQLite library is not SQLCipher: it cannot encrypt.
+    case notSQLCipher(sqliteVersion: String)
+    /// A cipher setting has a value SQLCipher cannot use.
+    case invalidCipherSetting(name: String, reason: String)
+    /// The linked SQLCipher does not support a cipher setting that was asked for.
+    case unsupportedCipherSetting(name: String, cipherVersion: String)
+
+    // MARK: - Using a connection
+
+    /// ``Database/changeKey(to:)`` was called on a database that is not encrypted.
+    case rekeyNotEncrypted
+    /// The connection was closed.
+    case connectionClosed
+    /// A ``DatabaseQueue`` was called from inside one of its own closures.
+    case reentrantQueueAccess
+    /// A row has no column of that name.
+    case columnNotFound(name: String, sql: String?)
+    /// A column's value cannot be converted to the type asked for (NULL into
+    /// a non-optional type, text into a number, ...).
+    case typeMismatch(column: String, value: String, type: String, sql: String?)
+    /// The statement's arguments do not match its parameters.
+    case invalidArguments(reason: String, sql: String?)
+
+    // MARK: - SQLite
+
+    /// SQLite reported an error: its extended result code, its message, and
+    /// the SQL text that failed (never its arguments).
+    case sqlite(code: Int32, message: String, sql: String?)
+
+    /// SQLite's primary result code for this error (`SQLITE_ERROR` = 1 for
+    /// errors DBCrypt detects itself, `SQLITE_NOTADB` = 26 for a wrong key).
+    public var resultCode: Int32 {
+        switch self {
+        case .wrongKeyOrNotADatabase, .keyRequired: return SQLITE_NOTADB
+        case .fileNotFound, .isDirectory, .cannotOpen: return SQLITE_CANTOPEN
+        case .permissionDenied: return SQLITE_PERM
+        case .connectionClosed: return SQLITE_MISUSE
+        case .reentrantQueueAccess: return SQLITE_MISUSE
+        case .invalidArguments: return SQLITE_RANGE
+        case .typeMismatch: return SQLITE_MISMATCH
+        case let .sqlite(code, _, _): return code & 0xFF
+        default: return SQLITE_ERROR
+        }
+    }
+
+    /// SQLite's extended result code when SQLite reported the error (for
+    /// example `SQLITE_CONSTRAINT_UNIQUE`, 2067), else ``resultCode``.
+    public var extendedResultCode: Int32 {
+        if case let .sqlite(code, _, _) = self { return code }
+        return resultCode
+    }
+
+    /// One sentence that says what went wrong and what to do next.
+    public var description: String {
+        switch self {
+        case let .wrongKeyOrNotADatabase(path):
+            return "The key does not open \(path), or it is not a database: check the key and the file."
+        case let .notEncrypted(path):
+            return "The database at \(path) is not encrypted: open it without a key, or migrate it to an encrypted database first."
+        case let .keyRequired(path):
+            return "The file at \(path) is encrypted or is not a database: open it with its key."
+        case let .invalidKey(reason):
+            return "The key cannot be used: \(reason)."
+        case let .fileNotFound(path):
+            return "No database at \(path): check the path, or allow creating it."
+        case let .isDirectory(path):
+            return "\(path) is a directory, not a database file."
+        case let .permissionDenied(path):
+            return "Permission denied for \(path): check the file's owner and mode."
+        case let .cannotOpen(path, reason):
+            return "Cannot open \(path): \(reason)."
+        case let .notSQLCipher(version):
+            return "The linked SQLite \(version) is not SQLCipher and cannot encrypt: link libsqlcipher (apt-get install libsqlcipher-dev)."
+        case let .invalidCipherSetting(name, reason):
+            return "Invalid cipher setting \(name): \(reason)."
+        case let .unsupportedCipherSetting(name, version):
+            return "The linked SQLCipher \(version) does not support the cipher setting \(name)."
+        case .rekeyNotEncrypted:
+            return "The database is not encrypted, and changing its key would leave it plaintext: encrypt it with the encryption routines first."
+        case .connectionClosed:
+            return "The database connection is closed."
+        case .reentrantQueueAccess:
+            return "A DatabaseQueue was called from inside one of its own closures: use the Database the closure was given."
+        case let .columnNotFound(name, sql):
+            return "No column named \(name) in the row" + Self.suffix(sql)
+        case let .typeMismatch(column, value, type, sql):
+            return "Column \(column) holds \(value), which is not a \(type)" + Self.suffix(sql)
+        case let .invalidArguments(reason, sql):
+            return "Invalid statement arguments: \(reason)" + Self.suffix(sql)
+        case let .sqlite(code, message, sql):
+            return "SQLite error \(code): \(message)" + Self.suffix(sql)
+        }
+    }
+
+    private static func suffix(_ sql: String?) -> String {
+        guard let sql else { return "." }
+        return " (in `\(sql)`)."
+    }
+}
+
+extension DatabaseError {
+    /// The error SQLite reports on `connection` for the result code `code`.
+    static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?) -> DatabaseError {
+        let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+            ?? String(cString: sqlite3_errstr(code))
+        return .sqlite(code: code, message: message, sql: sql)
+    }
+}

@@ -1,0 +1,42 @@
+extension Database {
+    /// How a database is opened.
+    ///
+    /// ```swift
+    /// var options = Database.Options()
+    /// options.journalMode = .wal
+    /// options.busyTimeout = 5
+    /// let db = try Database(path: "notes.db", key: key, options: options)
+    /// ```
+    public struct Options: Sendable {
+        /// Open the file read-only. Default: false.
+        public var readOnly = false
+        /// Create the file when it does not exist. Default: true; ignored when read-only.
+        public var create = true
+        /// How long, in seconds, to retry when another connection holds a lock
+        /// before failing with `SQLITE_BUSY`. Default: 5.
+        public var busyTimeout: Double = 5
+        /// The journal mode. Default: SQLite's (a rollback journal); WAL is opt-in.
+        public var journalMode: JournalMode = .default
+        /// Cipher settings, applied right after the key. Default: the linked
+        /// SQLCipher's own.
+        public var cipher = CipherSettings.libraryDefaults
+        /// Called with the text of every SQL statement the connection runs,
+        /// from the first one on (keying itself runs no SQL). The text is the
+        /// statement as written, with `?` for its arguments.
+        public var trace: (@Sendable (String) -> Void)?
+
+        /// The default options: read-write, create, 5 s busy timeout,
+        /// rollback journal, the library's cipher defaults.
+        public init() {}
+    }
+
+    /// A journal mode (`PRAGMA journal_mode`).
+    public enum JournalMode: String, Sendable {
+        /// Leave SQLite's default (`delete`, or what the file was left in).
+        case `default`
+        /// Rollback journal, deleted at each commit.
+        case delete
+        /// Write-ahead log: readers do not block the writer.
+        case wal
+    }
+}

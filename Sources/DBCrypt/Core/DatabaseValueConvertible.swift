@@ -1,0 +1,146 @@
+import Foundation
+
+/// A Swift type that can be stored in a column and read back from one.
+///
+/// DBCrypt makes `Int`, `Int64`, `Int32`, `Double`, `Bool`, `String`, `Data`,
+/// `[UInt8]`, `Date`, ``DatabaseValue`` and `Optional`s of them conform. Conform
+/// your own types by converting to and from one of those:
+///
+/// ```swift
+/// extension Priority: DatabaseValueConvertible {
+///     var databaseValue: DatabaseValue { rawValue.databaseValue }
+///     static func fromDatabaseValue(_ v: DatabaseValue) -> Priority? {
+///         Int.fromDatabaseValue(v).flatMap(Priority.init(rawValue:))
+///     }
+/// }
+/// ```
+public protocol DatabaseValueConvertible {
+    /// The value to store.
+    var databaseValue: DatabaseValue { get }
+    /// The Swift value for a stored value, or nil when it does not convert
+    /// (NULL into a non-optional type, text into a number, ...).
+    static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
+}
+
+// MARK: - Integers and reals
+
+extension Int64: DatabaseValueConvertible {
+    /// `.integer(self)`.
+    public var databaseValue: DatabaseValue { .integer(self) }
+    /// An integer, or a real with no fractional part that fits.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
+        switch value {
+        case let .integer(v): return v
+        case let .real(d): return Int64(exactly: d)
+        default: return nil
+        }
+    }
+}
+
+extension Int: DatabaseValueConvertible {
+    /// `.integer(Int64(self))`.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    /// An integer (or integral real) that fits in `Int`.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
+        Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) }
+    }
+}
+
+extension Int32: DatabaseValueConvertible {
+    /// `.integer(Int64(self))`.
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    /// An integer (or integral real) that fits in `Int32`.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int32? {
+        Int64.fromDatabaseValue(value).flatMap { Int32(exactly: $0) }
+    }
+}
+
+extension Double: DatabaseValueConvertible {
+    /// `.real(self)`.
+    public var databaseValue: DatabaseValue { .real(self) }
+    /// A real, or an integer converted to the nearest double.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+        switch value {
+        case let .real(d): return d
+        case let .integer(v): return Double(v)
+        default: return nil
+        }
+    }
+}
+
+extension Bool: DatabaseValueConvertible {
+    /// `.integer(1)` for true, `.integer(0)` for false, as SQLite does.
+    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    /// True for any non-zero number.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+        switch value {
+        case let .integer(v): return v != 0
+        case let .real(d): return d != 0
+        default: return nil
+        }
+    }
+}
+
+// MARK: - Text and bytes
+
+extension String: DatabaseValueConvertible {
+    /// `.text(self)`.
+    public var databaseValue: DatabaseValue { .text(self) }
+    /// Text only: numbers and blobs do not silently become strings.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+        if case let .text(s) = value { return s }
+        return nil
+    }
+}
+
+extension Data: DatabaseValueConvertible {
+    /// `.blob(self)`.
+    public var databaseValue: DatabaseValue { .blob(self) }
+    /// A blob, or the UTF-8 bytes of text.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+        switch value {
+        case let .blob(d): return d
+        case let .text(s): return Data(s.utf8)
+        default: return nil
+        }
+    }
+}
+
+extension Array: DatabaseValueConvertible where Element == UInt8 {
+    /// `.blob(Data(self))`.
+    public var databaseValue: DatabaseValue { .blob(Data(self)) }
+    /// A blob, or the UTF-8 bytes of text.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> [UInt8]? {
+        Data.fromDatabaseValue(value).map { [UInt8]($0) }
+    }
+}
+
+// MARK: - Dates
+
+extension Date: DatabaseValueConvertible {
+    /// Text `YYYY-MM-DD HH:MM:SS.SSS` in UTC, which SQLite's date functions
+    /// understand and which sorts in time order.
+    public var databaseValue: DatabaseValue { .text(SQLDateFormat.string(from: self)) }
+    /// Text in SQLite's date formats (`YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.SSS]]`,
+    /// with `T` or a space, an optional `Z`), or a number of seconds since 1970.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Date? {
+        switch value {
+        case let .text(s): return SQLDateFormat.date(from: s)
+        case let .integer(v): return Date(timeIntervalSince1970: TimeInterval(v))
+        case let .real(d): return Date(timeIntervalSince1970: d)
+        default: return nil
+        }
+    }
+}
+
+// MARK: - Optionals
+
+extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
+    /// `.null` for nil, else the wrapped value's.
+    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    /// `.some(nil)` for NULL, else the wrapped type's conversion.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+        if case .null = value { return .some(nil) }
+        return Wrapped.fromDatabaseValue(value).map { .some($0) }
+    }
+}

@@ -1,0 +1,40 @@
+import CSQLCipher
+
+extension Database {
+    /// Changes the key of this encrypted database in place, through
+    /// `sqlite3_rekey_v2` (every page is re-encrypted in one transaction).
+    ///
+    /// SQLCipher's rekey on a plaintext database returns success and leaves
+    /// the file plaintext, so this refuses a connection opened without a key:
+    /// encrypt a plaintext database with the encryption routines instead.
+    ///
+    /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a connection opened
+    ///   without a key, ``DatabaseError/invalidKey(reason:)`` for an empty new
+    ///   key, or the ``DatabaseError`` SQLite reports.
+    public func changeKey(to newKey: DatabaseKey) throws {
+        guard isEncrypted else { throw DatabaseError.rekeyNotEncrypted }
+        guard !newKey.isEmpty else {
+            throw DatabaseError.invalidKey(reason: "it is empty, and an empty key would not decrypt the database")
+        }
+        let db = try connection.open()
+        let code = newKey.material.withUnsafeBytes { bytes in
+            sqlite3_rekey_v2(db, "main", bytes.baseAddress, Int32(bytes.count))
+        }
+        guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: nil) }
+    }
+
+    /// The cipher settings in effect on this connection (page size and KDF
+    /// iterations), read back from SQLCipher; empty for a plaintext connection.
+    ///
+    /// - throws: ``DatabaseError/connectionClosed``, or the ``DatabaseError`` SQLite reports.
+    public func cipherSettings() throws -> CipherSettings {
+        guard isEncrypted else { return CipherSettings() }
+        func integer(_ sql: String) throws -> Int? {
+            if case let .integer(v)? = try connection.firstValue(sql) { return Int(v) }
+            if case let .text(t)? = try connection.firstValue(sql) { return Int(t) }
+            return nil
+        }
+        return CipherSettings(
+            pageSize: try integer("PRAGMA cipher_page_size"), kdfIterations: try integer("PRAGMA kdf_iter"))
+    }
+}

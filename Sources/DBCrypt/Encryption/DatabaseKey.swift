@@ -1,0 +1,119 @@
+/// The key of an encrypted database: a passphrase, or a raw 256-bit key.
+///
+/// ```swift
+/// let key = DatabaseKey.passphrase("correct horse battery staple")
+/// let raw = try DatabaseKey(rawKey: keyBytes)          // 32 bytes, no key derivation
+/// let db = try Database(path: "notes.db", key: key)
+/// ```
+///
+/// A passphrase goes through SQLCipher's key derivation (PBKDF2) with the
+/// salt stored in the file's first 16 bytes. A raw key is used as it is;
+/// with an explicit 16-byte salt it is SQLCipher's `x'<key><salt>'` form.
+///
+/// A key never leaks through DBCrypt: its description and debug description
+/// are `<redacted>`, `dump` shows nothing of it, the bytes live in memory
+/// DBCrypt zeroes when the last copy of the key is released, and they reach
+/// SQLCipher through `sqlite3_key_v2` or a bound parameter, never SQL text.
+public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What kind of key this is.
+    public enum Kind: Sendable, Equatable {
+        /// A passphrase, stretched by SQLCipher's key derivation.
+        case passphrase
+        /// A raw 32-byte key; the salt is the file's own.
+        case raw
+        /// A raw 32-byte key with an explicit 16-byte salt.
+        case rawWithSalt
+    }
+
+    /// What kind of key this is.
+    public let kind: Kind
+    /// The bytes SQLCipher receives: the passphrase, or `x'<hex>'` for a raw key.
+    let material: SecretBytes
+
+    private init(kind: Kind, material: SecretBytes) {
+        self.kind = kind
+        self.material = material
+    }
+
+    /// A passphrase key from text (its UTF-8 bytes).
+    public static func passphrase(_ passphrase: String) -> DatabaseKey {
+        DatabaseKey(kind: .passphrase, material: SecretBytes(passphrase.utf8))
+    }
+
+    /// A passphrase key from bytes, which need not be text.
+    public static func passphrase(bytes: some Sequence<UInt8>) -> DatabaseKey {
+        DatabaseKey(kind: .passphrase, material: SecretBytes(bytes))
+    }
+
+    /// A raw key: 32 bytes used as the encryption key with no derivation, and
+    /// optionally the 16-byte salt the file's HMAC key derivation uses.
+    ///
+    /// - throws: ``DatabaseError/invalidKey(reason:)`` when the key is not 32
+    ///   bytes or the salt not 16.
+    public init(rawKey: some Collection<UInt8>, salt: [UInt8]? = nil) throws {
+        guard rawKey.count == 32 else {
+            throw DatabaseError.invalidKey(reason: "a raw key must be 32 bytes, not \(rawKey.count)")
+        }
+        if let salt, salt.count != 16 {
+            throw DatabaseError.invalidKey(reason: "a raw key's salt must be 16 bytes, not \(salt.count)")
+        }
+        var text: [UInt8] = Array("x'".utf8)
+        Self.appendHex(rawKey, to: &text)
+        if let salt { Self.appendHex(salt, to: &text) }
+        text.append(UInt8(ascii: "'"))
+        self.init(kind: salt == nil ? .raw : .rawWithSalt, material: SecretBytes(text))
+        text.withUnsafeMutableBytes { SecretBytes.wipe($0) }
+    }
+
+    /// A raw key written as SQLCipher writes it: `x'<64 hex digits>'`, or
+    /// `x'<96 hex digits>'` for key and salt.
+    ///
+    /// - throws: ``DatabaseError/invalidKey(reason:)`` when the text is not of that form.
+    public init(sqlcipherRawKey text: String) throws {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 67 || utf8.count == 99,
+              utf8[0] == UInt8(ascii: "x") || utf8[0] == UInt8(ascii: "X"), utf8[1] == UInt8(ascii: "'"),
+              utf8.last == UInt8(ascii: "'") else {
+            throw DatabaseError.invalidKey(reason: "a raw key is written x' followed by 64 or 96 hex digits and '")
+        }
+        var bytes: [UInt8] = []
+        var index = 2
+        while index < utf8.count - 1 {
+            guard let high = Self.hexValue(utf8[index]), let low = Self.hexValue(utf8[index + 1]) else {
+                bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) }
+                throw DatabaseError.invalidKey(reason: "a raw key holds hex digits only")
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        try self.init(rawKey: bytes[0..<32], salt: bytes.count == 48 ? Array(bytes[32..<48]) : nil)
+    }
+
+    /// Whether the key has no bytes (an empty passphrase).
+    public var isEmpty: Bool { material.count == 0 }
+
+    /// `<redacted>`.
+    public var description: String { "<redacted>" }
+    /// `DatabaseKey(<redacted>)`.
+    public var debugDescription: String { "DatabaseKey(<redacted>)" }
+    /// A mirror with no children, so `dump` and debuggers show nothing of the key.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+
+    private static func appendHex(_ bytes: some Collection<UInt8>, to text: inout [UInt8]) {
+        let digits = Array("0123456789ABCDEF".utf8)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
