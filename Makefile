@@ -1,0 +1,19 @@
+# The project's verbs. Each one installs what is missing first.
+.PHONY: demo test build bootstrap quickstart
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	swift build
+
+## demo: builds DBCrypt and runs the README's quick start: an encrypted
+## database created, written, re-opened, and refused with a wrong key.
+demo: bootstrap
+	@scripts/run-quickstart
+
+## test: every test. The README's quick start is built and run first, then
+## the test suite.
+test: bootstrap
+	@scripts/run-quickstart >/dev/null
+	swift test
