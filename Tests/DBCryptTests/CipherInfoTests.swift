@@ -1,0 +1,63 @@
+import XCTest
+@testable import DBCrypt
+
+/// What the linked SQLCipher is and supports, detected rather than assumed.
+final class CipherInfoTests: XCTestCase {
+    func testLinkedLibraryIsSQLCipher() throws {
+        let info = try CipherInfo.linked()
+        XCTAssertTrue(info.cipherVersion.first?.isNumber == true, info.cipherVersion)
+        XCTAssertFalse(info.sqliteVersion.isEmpty)
+        XCTAssertFalse(info.provider.isEmpty)
+        XCTAssertTrue(info.supports(.pageSize))
+        XCTAssertTrue(info.supports(.kdfIterations))
+    }
+
+    func testDebianSQLCipher3ReportsWhatItLacks() throws {
+        let info = try CipherInfo.linked()
+        try XCTSkipUnless(info.cipherVersion.hasPrefix("3."), "the linked SQLCipher is \(info.cipherVersion)")
+        XCTAssertEqual(info.provider, "openssl")
+        XCTAssertFalse(info.supports(.hmacAlgorithm))
+        XCTAssertFalse(info.supports(.kdfAlgorithm))
+        XCTAssertFalse(info.supports(.compatibility))
+    }
+
+    func testSupportMatchesWhatAKeyedConnectionAnswers() throws {
+        let info = try CipherInfo.linked()
+        let db = try Database.inMemory(key: .passphrase("x"))
+        for setting in CipherSetting.allCases {
+            let answer = try db.connection.firstValue("PRAGMA \(setting.rawValue)")
+            XCTAssertEqual(answer != nil, info.supports(setting), setting.rawValue)
+        }
+        // 3.4.1 silently accepts a pragma it does not know: why support is detected.
+        if !info.supports(.hmacAlgorithm) {
+            XCTAssertNoThrow(try db.execute("PRAGMA cipher_hmac_algorithm = HMAC_SHA512"))
+        }
+    }
+
+    func testInvalidPageSizeIsRefusedBeforeTouchingTheFile() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("p.db").path
+        var options = Database.Options()
+        options.cipher.pageSize = 3000
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase("k"), options: options)) { error in
+            guard case .invalidCipherSetting(name: "cipher_page_size", _)? = error as? DatabaseError else {
+                return XCTFail("got \(error)")
+            }
+        }
+        XCTAssertEqual(try FileFormat.detect(at: path), .empty)
+    }
+
+    func testPageSizeSettingChangesTheFile() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var sizes: [Int] = []
+        for pageSize in [1024, 4096] {
+            let path = dir.appendingPathComponent("\(pageSize).db").path
+            var options = Database.Options()
+            options.cipher = CipherSettings(pageSize: pageSize)
+            let db = try Database(path: path, key: .passphrase("k"), options: options)
+            try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+            db.close()
+            sizes.append(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
+        }
+        XCTAssertEqual(sizes, [2 * 1024, 2 * 4096])
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// Queries: cursors, rows by index and name, arguments, Decodable rows,
+/// the statement cache.
+final class DatabaseFetchingTests: XCTestCase {
+    var db: Database!
+
+    override func setUpWithError() throws {
+        db = try Database.inMemory(key: .passphrase("fetching"))
+        try db.execute("""
+            CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, stars INTEGER, created TEXT);
+            INSERT INTO note(title, stars, created) VALUES ('first', 3, '2024-01-01 10:00:00.000');
+            INSERT INTO note(title, stars, created) VALUES ('second', NULL, '2024-01-02 10:00:00.000');
+            INSERT INTO note(title, stars, created) VALUES ('third', 5, '2024-01-03 10:00:00.000');
+            """)
+    }
+
+    func testCursorIsLazyAndReadsColumnsByIndexAndName() throws {
+        let cursor = try db.query("SELECT id, title AS Title, stars FROM note ORDER BY id")
+        XCTAssertEqual(cursor.columnNames, ["id", "Title", "stars"])
+        var titles: [String] = []
+        while let row = try cursor.next() {
+            titles.append(try row["title"])   // names ignore case, as in SQL
+            XCTAssertEqual(try row[0] as Int, titles.count)
+            XCTAssertEqual(try row["Title"] as String, titles.last)
+        }
+        XCTAssertEqual(titles, ["first", "second", "third"])
+        XCTAssertNil(try cursor.next())
+    }
+
+    func testMissingColumnIsAnError() throws {
+        let row = try XCTUnwrap(try db.fetchOne("SELECT id FROM note"))
+        XCTAssertThrowsError(try row["nope"]) { error in
+            guard case .columnNotFound(name: "nope", sql: "SELECT id FROM note")? = error as? DatabaseError else {
+                return XCTFail("got \(error)")
+            }
+        }
+    }
+
+    func testPositionalAndNamedArguments() throws {
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note WHERE stars = ? AND id > ?", [5, 1]), "third")
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note WHERE stars = :s", ["s": 3]), "first")
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note WHERE stars = @s", [":s": 3]), "first")
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note WHERE id = ?2 OR id = ?1", [0, 2]), "second")
+        XCTAssertThrowsError(try db.fetchAll("SELECT * FROM note WHERE id = ?", [1, 2])) { error in
+            guard case .invalidArguments? = error as? DatabaseError else { return XCTFail("got \(error)") }
+        }
+        XCTAssertThrowsError(try db.fetchAll("SELECT * FROM note WHERE id = :id", ["other": 1])) { error in
+            guard case .invalidArguments? = error as? DatabaseError else { return XCTFail("got \(error)") }
+        }
+    }
+
+    func testArgumentsAreBoundNotSpliced() throws {
+        let hostile = "x'); DROP TABLE note; --"
+        try db.execute("INSERT INTO note(title) VALUES (?)", [hostile])
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note WHERE id = ?", [db.lastInsertRowID]), hostile)
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 4)
+    }
+
+    func testDecodableRows() throws {
+        enum Mood: String, Decodable { case first, second, third }
+        struct Note: Decodable, Equatable {
+            var id: Int
+            var title: String
+            var stars: Int?
+            var created: Date
+        }
+        struct Titled: Decodable { var title: Mood }
+        let notes = try db.fetchAll(Note.self, "SELECT * FROM note ORDER BY id")
+        XCTAssertEqual(notes.map(\.title), ["first", "second", "third"])
+        XCTAssertEqual(notes.map(\.stars), [3, nil, 5])
+        XCTAssertEqual(notes[0].created, SQLDateFormat.date(from: "2024-01-01 10:00:00"))
+        XCTAssertEqual(try db.fetchOne(Titled.self, "SELECT title FROM note WHERE id = 2")?.title, .second)
+        XCTAssertEqual(try db.fetchAll(Int.self, "SELECT id FROM note ORDER BY id DESC"), [3, 2, 1])
+        XCTAssertNil(try db.fetchOne(Note.self, "SELECT * FROM note WHERE id = 99"))
+        XCTAssertThrowsError(try db.fetchAll(Note.self, "SELECT id, title FROM note")) { error in
+            XCTAssertTrue(error is DecodingError)
+        }
+    }
+
+    func testFetchScalarReturnsNilForNoRowAndForNull() throws {
+        XCTAssertNil(try db.fetchScalar(Int.self, "SELECT stars FROM note WHERE id = 2"))
+        XCTAssertNil(try db.fetchScalar(Int.self, "SELECT stars FROM note WHERE id = 99"))
+        XCTAssertThrowsError(try db.fetchScalar(Int.self, "SELECT title FROM note WHERE id = 1"))
+    }
+
+    func testRowCopiesKeepTheirValuesAfterTheCursorMoves() throws {
+        let cursor = try db.query("SELECT title FROM note ORDER BY id")
+        let first = try XCTUnwrap(try cursor.next()).copy()
+        _ = try cursor.next()
+        XCTAssertEqual(first[0], .text("first"))
+        XCTAssertEqual(try db.fetchAll("SELECT title FROM note ORDER BY id").map { $0[0] },
+                       [.text("first"), .text("second"), .text("third")])
+    }
+
+    func testLastInsertRowIDAndChanges() throws {
+        try db.execute("INSERT INTO note(title) VALUES ('fourth')")
+        XCTAssertEqual(db.lastInsertRowID, 4)
+        XCTAssertEqual(db.changes, 1)
+        try db.execute("UPDATE note SET stars = 1")
+        XCTAssertEqual(db.changes, 4)
+        XCTAssertGreaterThanOrEqual(db.totalChanges, 8)
+    }
+
+    func testStatementsAreCachedAndReusable() throws {
+        let sql = "SELECT title FROM note WHERE id = ?"
+        let a = try db.cachedStatement(sql)
+        let b = try db.cachedStatement(sql)
+        XCTAssertTrue(a === b)
+        // A cached statement held by a live cursor is not reset under it.
+        let outer = try db.query("SELECT id FROM note ORDER BY id")
+        var pairs: [String] = []
+        while let row = try outer.next() {
+            let id: Int = try row[0]
+            let inner = try db.query("SELECT id FROM note ORDER BY id")
+            _ = try inner.next()
+            pairs.append("\(id):\(try db.fetchScalar(String.self, sql, [id])!)")
+        }
+        XCTAssertEqual(pairs, ["1:first", "2:second", "3:third"])
+
+        let insert = try db.makeStatement("INSERT INTO note(title) VALUES (?)")
+        for i in 0..<10 { try insert.execute(["batch \(i)"]) }
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note WHERE title LIKE 'batch%'"), 10)
+        XCTAssertThrowsError(try db.makeStatement("SELECT 1; SELECT 2"))
+    }
+
+    func testSQLErrorsCarryCodeMessageAndSQLButNotArguments() throws {
+        try db.execute("CREATE UNIQUE INDEX by_title ON note(title)")
+        XCTAssertThrowsError(try db.execute("INSERT INTO note(title) VALUES (?)", ["first"])) { error in
+            guard case let .sqlite(code, message, sql)? = error as? DatabaseError else { return XCTFail("got \(error)") }
+            XCTAssertEqual(code, 2067) // SQLITE_CONSTRAINT_UNIQUE
+            XCTAssertEqual((error as? DatabaseError)?.resultCode, 19)
+            XCTAssertTrue(message.contains("UNIQUE"))
+            XCTAssertEqual(sql, "INSERT INTO note(title) VALUES (?)")
+        }
+        XCTAssertThrowsError(try db.execute("SELEC 1")) { error in
+            XCTAssertTrue("\(error)".contains("syntax error"), "\(error)")
+        }
+        XCTAssertThrowsError(try db.execute("CREATE TABLE a(x); INSERT INTO a VALUES (?)", [1]))
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'a'"), 0)
+    }
+}

@@ -1,0 +1,42 @@
+import XCTest
+@testable import DBCrypt
+
+/// Changing the key of an encrypted database; refusing a plaintext one.
+final class DatabaseRekeyTests: XCTestCase {
+    func testChangeKeyReencryptsTheFile() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("rekey.db").path
+        let old = DatabaseKey.passphrase("old key"), new = DatabaseKey.passphrase("new key")
+        let db = try Database(path: path, key: old)
+        try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('kept')")
+        try db.changeKey(to: new)
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT x FROM t"), "kept")
+        db.close()
+        XCTAssertThrowsError(try Database(path: path, key: old)) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
+        XCTAssertEqual(try Database(path: path, key: new).fetchScalar(String.self, "SELECT x FROM t"), "kept")
+        // To a raw key, and the shell agrees.
+        let raw = try DatabaseKey(rawKey: [UInt8](repeating: 0x5A, count: 32))
+        try Database(path: path, key: new).changeKey(to: raw)
+        XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = \"x'\(String(repeating: "5A", count: 32))'\";\nSELECT x FROM t;\n"), "kept\n")
+    }
+
+    func testChangeKeyRefusesAPlaintextDatabase() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("plain.db").path
+        let db = try Database(path: path)
+        try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('plain')")
+        XCTAssertThrowsError(try db.changeKey(to: .passphrase("k"))) { error in
+            XCTAssertEqual(error as? DatabaseError, .rekeyNotEncrypted)
+            XCTAssertTrue("\(error)".contains("encrypt it"))
+        }
+        db.close()
+        XCTAssertEqual(try fileHeader(path), FileFormat.sqliteMagic)
+    }
+
+    func testChangeKeyRefusesAnEmptyKey() throws {
+        let db = try Database.inMemory(key: .passphrase("k"))
+        XCTAssertThrowsError(try db.changeKey(to: .passphrase(""))) { error in
+            guard case .invalidKey? = error as? DatabaseError else { return XCTFail("got \(error)") }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import XCTest
+@testable import DBCrypt
+
+/// Transactions commit on return and roll back on throw; savepoints nest.
+final class DatabaseTransactionsTests: XCTestCase {
+    struct Boom: Error {}
+    var db: Database!
+    var path: String!
+    let key = DatabaseKey.passphrase("transactions")
+
+    override func setUpWithError() throws {
+        path = try makeTemporaryDirectory(self).appendingPathComponent("tx.db").path
+        db = try Database(path: path, key: key)
+        try db.execute("CREATE TABLE t(x INTEGER)")
+    }
+
+    private func values() throws -> [Int] { try db.fetchAll(Int.self, "SELECT x FROM t ORDER BY x") }
+
+    func testTransactionCommitsOnReturnAndIsDurable() throws {
+        for kind in [Database.TransactionKind.deferred, .immediate, .exclusive] {
+            try db.inTransaction(kind) { db in try db.execute("INSERT INTO t VALUES (?)", [values().count + 1]) }
+        }
+        XCTAssertFalse(db.isInsideTransaction)
+        db.close()
+        db = try Database(path: path, key: key)
+        XCTAssertEqual(try values(), [1, 2, 3])
+    }
+
+    func testThrowingTransactionRollsBack() throws {
+        try db.execute("INSERT INTO t VALUES (1)")
+        XCTAssertThrowsError(try db.inTransaction { db in
+            try db.execute("INSERT INTO t VALUES (2)")
+            try db.execute("DELETE FROM t WHERE x = 1")
+            XCTAssertTrue(db.isInsideTransaction)
+            throw Boom()
+        }) { XCTAssertTrue($0 is Boom) }
+        XCTAssertFalse(db.isInsideTransaction)
+        XCTAssertEqual(try values(), [1])
+    }
+
+    func testFailingStatementInsideTransactionRollsBackEverything() throws {
+        XCTAssertThrowsError(try db.inTransaction { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            try db.execute("INSERT INTO no_such_table VALUES (1)")
+        })
+        XCTAssertEqual(try values(), [])
+    }
+
+    func testNestedSavepointsRollBackOnlyTheirOwnWork() throws {
+        try db.inTransaction { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            try db.inSavepoint { db in
+                try db.execute("INSERT INTO t VALUES (2)")
+                XCTAssertThrowsError(try db.inSavepoint { db in
+                    try db.execute("INSERT INTO t VALUES (3)")
+                    try db.inSavepoint { db in try db.execute("INSERT INTO t VALUES (4)") }
+                    throw Boom()
+                })
+                try db.inSavepoint { db in try db.execute("INSERT INTO t VALUES (5)") }
+            }
+            XCTAssertThrowsError(try db.inSavepoint { db in
+                try db.execute("INSERT INTO t VALUES (6)")
+                throw Boom()
+            })
+        }
+        XCTAssertEqual(try values(), [1, 2, 5])
+    }
+
+    func testSavepointOutsideTransactionActsAsOne() throws {
+        XCTAssertThrowsError(try db.inSavepoint { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            throw Boom()
+        })
+        try db.inSavepoint { db in try db.execute("INSERT INTO t VALUES (2)") }
+        XCTAssertFalse(db.isInsideTransaction)
+        XCTAssertEqual(try values(), [2])
+    }
+
+    func testTransactionInsideTransactionIsAnSQLiteError() throws {
+        try db.inTransaction { db in
+            XCTAssertThrowsError(try db.inTransaction { _ in }) { error in
+                XCTAssertTrue("\(error)".contains("within a transaction"), "\(error)")
+            }
+            // The outer transaction is still usable and commits.
+            try db.execute("INSERT INTO t VALUES (7)")
+        }
+        XCTAssertEqual(try values(), [7])
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// Files written by Debian's `sqlcipher` shell open in DBCrypt, and the
+/// reverse, with a passphrase and with a raw key. The shell gets its key on
+/// standard input, never in its arguments.
+final class SQLCipherShellInteropTests: XCTestCase {
+    let passphrase = "interop passphrase"
+    let rawHex = String(repeating: "0123456789abcdef", count: 4)
+
+    func testShellDatabaseWithPassphraseOpensInDBCrypt() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("shell.db").path
+        try runSQLCipherShell(path, """
+            PRAGMA key = '\(passphrase)';
+            CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT);
+            INSERT INTO t(name) VALUES ('from the shell'), ('second');
+            """)
+        XCTAssertNotEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        XCTAssertEqual(try db.fetchAll(String.self, "SELECT name FROM t ORDER BY id"), ["from the shell", "second"])
+    }
+
+    func testDBCryptDatabaseWithPassphraseOpensInShell() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("dbcrypt.db").path
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
+        try db.execute("INSERT INTO t(name) VALUES (?)", ["from DBCrypt"])
+        db.close()
+        let printed = try runSQLCipherShell(path, """
+            PRAGMA key = '\(passphrase)';
+            SELECT name FROM t;
+            PRAGMA integrity_check;
+            """)
+        XCTAssertEqual(printed, "from DBCrypt\nok\n")
+    }
+
+    func testShellDatabaseWithRawKeyOpensInDBCrypt() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("shell-raw.db").path
+        try runSQLCipherShell(path, """
+            PRAGMA key = "x'\(rawHex)'";
+            CREATE TABLE t(x); INSERT INTO t VALUES (42);
+            """)
+        let db = try Database(path: path, key: DatabaseKey(sqlcipherRawKey: "x'\(rawHex)'"))
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT x FROM t"), 42)
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(rawHex)))
+    }
+
+    func testDBCryptDatabaseWithRawKeyOpensInShell() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("dbcrypt-raw.db").path
+        let bytes = stride(from: 0, to: rawHex.count, by: 2).map {
+            UInt8(rawHex.dropFirst($0).prefix(2), radix: 16)!
+        }
+        let db = try Database(path: path, key: DatabaseKey(rawKey: bytes))
+        try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (42)")
+        db.close()
+        XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = \"x'\(rawHex)'\";\nSELECT x FROM t;\n"), "42\n")
+    }
+
+    func testCipherSettingsMatchTheShell() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("settings.db").path
+        var options = Database.Options()
+        options.cipher = CipherSettings(pageSize: 4096, kdfIterations: 10_000)
+        let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+        try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('paged')")
+        XCTAssertEqual(try db.cipherSettings(), CipherSettings(pageSize: 4096, kdfIterations: 10_000))
+        db.close()
+        XCTAssertEqual(try runSQLCipherShell(path, """
+            PRAGMA key = '\(passphrase)';
+            PRAGMA cipher_page_size = 4096;
+            PRAGMA kdf_iter = 10000;
+            SELECT x FROM t;
+            """), "paged\n")
+        // Opened with the library's defaults instead, the same key does not decrypt it.
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase))) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
+    }
+}
