@@ -1,4 +1,5 @@
 import CSQLCipher
+import Foundation
 
 /// Every error DBCrypt throws.
 ///
@@ -144,4 +145,9 @@ extension DatabaseError {
             ?? String(cString: sqlite3_errstr(code))
         return .sqlite(code: code, message: message, sql: sql)
     }
+}
+
+extension DatabaseError: LocalizedError {
+    /// The same sentence as ``description``, so `localizedDescription` says it too.
+    public var errorDescription: String? { description }
 }
