@@ -35,7 +35,8 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         self.material = material
     }
 
-    /// A passphrase key from text (its UTF-8 bytes).
+    /// A passphrase key from text (its UTF-8 bytes). DBCrypt copies the bytes
+    /// and wipes its copy; it cannot wipe the caller's `String`.
     public static func passphrase(_ passphrase: String) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, material: SecretBytes(passphrase.utf8))
     }

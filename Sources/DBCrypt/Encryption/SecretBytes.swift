@@ -10,15 +10,26 @@ final class SecretBytes: @unchecked Sendable {
     // @unchecked: the buffer is written only in init and read-only afterwards.
     private let buffer: UnsafeMutableRawBufferPointer
 
-    /// Copies `bytes`.
+    /// Copies `bytes` straight into memory this object owns, so no
+    /// intermediate copy is left behind unwiped.
     init(_ bytes: some Sequence<UInt8>) {
-        let array = Array(bytes)
-        buffer = .allocate(byteCount: max(array.count, 1), alignment: 1)
-        buffer.copyBytes(from: array)
-        count = array.count
-        // The temporary array may sit in memory we do not own afterwards: wipe it too.
-        var scratch = array
-        scratch.withUnsafeMutableBytes { Self.wipe($0) }
+        var capacity = max(bytes.underestimatedCount, 32)
+        var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        var count = 0
+        for byte in bytes {
+            if count == capacity {
+                capacity *= 2
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+                larger.copyMemory(from: UnsafeRawBufferPointer(storage))
+                Self.wipe(storage)
+                storage.deallocate()
+                storage = larger
+            }
+            storage[count] = byte
+            count += 1
+        }
+        buffer = storage
+        self.count = count
     }
 
     /// The number of secret bytes.
