@@ -75,6 +75,7 @@ public final class Database {
 
         if let key { try connection.applyKey(key) }
         try connection.applyCipherSettings(options.cipher, library: library)
+        if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
         try connection.verifyReadable(path: path)
         if options.journalMode != .default {
             try connection.run("PRAGMA journal_mode = \(options.journalMode.rawValue)")

@@ -45,6 +45,25 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// The linked SQLCipher does not support a cipher setting that was asked for.
     case unsupportedCipherSetting(name: String, cipherVersion: String)
 
+    // MARK: - Encryption routines
+
+    /// The destination of a routine exists, and replacing it was not asked for.
+    case destinationExists(path: String)
+    /// The source of `encrypt` or `migrateInPlace` is not a plaintext SQLite
+    /// database: it is encrypted already, or not a database.
+    case sourceNotPlaintext(path: String)
+    /// Another connection holds the database, so it cannot be exported safely.
+    case databaseInUse(path: String)
+    /// The destination's file system has less free space than the routine needs.
+    case insufficientSpace(path: String, needed: Int64, available: Int64)
+    /// The file system filled up (or a file-size limit was hit) while writing.
+    case diskFull(path: String)
+    /// The routine was cancelled; nothing was changed.
+    case cancelled
+    /// The new database did not match the source when checked, so it was
+    /// discarded and nothing was changed.
+    case verificationFailed(path: String, reason: String)
+
     // MARK: - Using a connection
 
     /// ``Database/changeKey(to:)`` was called on a database that is not encrypted.
@@ -73,6 +92,10 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .wrongKeyOrNotADatabase, .keyRequired: return SQLITE_NOTADB
         case .fileNotFound, .isDirectory, .cannotOpen: return SQLITE_CANTOPEN
+        case .databaseInUse: return SQLITE_BUSY
+        case .diskFull, .insufficientSpace: return SQLITE_FULL
+        case .cancelled: return SQLITE_INTERRUPT
+        case .verificationFailed: return SQLITE_CORRUPT
         case .permissionDenied: return SQLITE_PERM
         case .connectionClosed: return SQLITE_MISUSE
         case .reentrantQueueAccess: return SQLITE_MISUSE
@@ -115,6 +138,20 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "Invalid cipher setting \(name): \(reason)."
         case let .unsupportedCipherSetting(name, version):
             return "The linked SQLCipher \(version) does not support the cipher setting \(name)."
+        case let .destinationExists(path):
+            return "\(path) already exists: choose another destination, or ask to replace it."
+        case let .sourceNotPlaintext(path):
+            return "\(path) is not a plaintext SQLite database (it is encrypted already, or not a database): there is nothing to encrypt."
+        case let .databaseInUse(path):
+            return "Another connection is using \(path): close it and try again."
+        case let .insufficientSpace(path, needed, available):
+            return "Not enough free space beside \(path): the new database needs about \(needed) bytes and \(available) are free."
+        case let .diskFull(path):
+            return "The disk filled up while writing beside \(path): nothing was changed; free some space and try again."
+        case .cancelled:
+            return "The operation was cancelled: nothing was changed."
+        case let .verificationFailed(path, reason):
+            return "The new copy of \(path) did not match it (\(reason)), so it was discarded and nothing was changed."
         case .rekeyNotEncrypted:
             return "The database is not encrypted, and changing its key would leave it plaintext: encrypt it with the encryption routines first."
         case .connectionClosed:

@@ -25,6 +25,11 @@ extension Database {
         /// statement as written, with `?` for its arguments.
         public var trace: (@Sendable (String) -> Void)?
 
+        /// Take and keep an exclusive lock from the first read on
+        /// (`PRAGMA locking_mode = EXCLUSIVE` before it), for the encryption
+        /// routines: no other connection may read or write the source meanwhile.
+        var lockExclusively = false
+
         /// The default options: read-write, create, 5 s busy timeout,
         /// rollback journal, the library's cipher defaults.
         public init() {}

@@ -81,6 +81,12 @@ public final class Statement {
         return RowCursor(statement: self)
     }
 
+    /// Runs the statement to completion with the values already bound.
+    func executeWithCurrentBindings() throws {
+        sqlite3_reset(handle)
+        while try step() {}
+    }
+
     /// Advances to the next row: true when there is one, false when done.
     func step() throws -> Bool {
         _ = try connection.open()

@@ -25,23 +25,25 @@ public struct CipherSettings: Sendable, Equatable {
     /// The linked SQLCipher's own defaults.
     public static let libraryDefaults = CipherSettings()
 
-    /// The pragmas that apply these settings, in order, after the key. Values
-    /// are validated integers, so the SQL never carries caller text.
-    func pragmas() throws -> [(setting: CipherSetting, sql: String)] {
+    /// The pragmas that apply these settings, in order, after the key, to the
+    /// database `schema` (`main` when nil). Values are validated integers, so
+    /// the SQL never carries caller text.
+    func pragmas(schema: String? = nil) throws -> [(setting: CipherSetting, sql: String)] {
+        let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
         var result: [(CipherSetting, String)] = []
         if let pageSize {
             guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
                 throw DatabaseError.invalidCipherSetting(
                     name: CipherSetting.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
             }
-            result.append((.pageSize, "PRAGMA cipher_page_size = \(pageSize)"))
+            result.append((.pageSize, prefix + "cipher_page_size = \(pageSize)"))
         }
         if let kdfIterations {
             guard kdfIterations >= 1 else {
                 throw DatabaseError.invalidCipherSetting(
                     name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be at least 1")
             }
-            result.append((.kdfIterations, "PRAGMA kdf_iter = \(kdfIterations)"))
+            result.append((.kdfIterations, prefix + "kdf_iter = \(kdfIterations)"))
         }
         return result
     }

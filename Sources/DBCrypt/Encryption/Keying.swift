@@ -19,8 +19,9 @@ extension Connection {
     }
 
     /// Applies the cipher settings, refusing those the linked SQLCipher does not know.
-    func applyCipherSettings(_ settings: CipherSettings, library: CipherInfo) throws {
-        for (setting, sql) in try settings.pragmas() {
+    /// `schema` names an attached database; nil is `main`.
+    func applyCipherSettings(_ settings: CipherSettings, library: CipherInfo, schema: String? = nil) throws {
+        for (setting, sql) in try settings.pragmas(schema: schema) {
             guard library.supports(setting) else {
                 throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
             }

@@ -1,0 +1,148 @@
+/// The encryption routines: encrypt a plaintext database, export an
+/// encrypted one to plaintext, migrate a plaintext file in place, change a
+/// key, and the app-launch upgrade that ties them together.
+///
+/// ```swift
+/// // On launch of the version that introduces encryption:
+/// let db = try DatabaseEncryption.openOrUpgrade("app.db", key: key) { progress in
+///     showProgress(progress.fraction)
+/// }
+/// ```
+///
+/// Every routine writes the new database to a sibling file, checks it, and
+/// renames it over the destination: killed at any instant, the destination
+/// holds either what it held before or the complete new database, and the
+/// source is never modified. Keys go to SQLCipher through `sqlite3_key_v2`
+/// and bound `ATTACH ... KEY ?` parameters, never through SQL text.
+/// Temporaries left by an interrupted run are removed by the next one.
+public enum DatabaseEncryption {
+    /// Writes an encrypted copy of the plaintext database at `source` to `destination`.
+    ///
+    /// - parameter cipher: the new database's cipher settings (default: the
+    ///   linked SQLCipher's); give the same settings to open it later.
+    /// - throws: ``DatabaseError/fileNotFound(path:)`` when `source` is missing,
+    ///   ``DatabaseError/sourceNotPlaintext(path:)``, ``DatabaseError/destinationExists(path:)``,
+    ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
+    ///   ``DatabaseError/databaseInUse(path:)``, ``DatabaseError/insufficientSpace(path:needed:available:)``,
+    ///   ``DatabaseError/diskFull(path:)``, ``DatabaseError/cancelled``,
+    ///   ``DatabaseError/verificationFailed(path:reason:)``.
+    public static func encrypt(
+        _ source: String, to destination: String, key: DatabaseKey,
+        cipher: CipherSettings = .libraryDefaults, options: ExportOptions = ExportOptions()
+    ) throws {
+        try requirePlaintext(source)
+        try requireKey(key)
+        try Export(
+            sourcePath: source, sourceKey: nil, sourceCipher: .libraryDefaults,
+            destinationPath: destination, destinationKey: key, destinationCipher: cipher, options: options
+        ).run()
+    }
+
+    /// Writes a plaintext copy of the encrypted database at `source` to `destination`.
+    ///
+    /// - parameter cipher: the settings `source` was created with.
+    /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)``, ``DatabaseError/notEncrypted(path:)``,
+    ///   and the errors of ``encrypt(_:to:key:cipher:options:)``.
+    public static func decrypt(
+        _ source: String, key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        to destination: String, options: ExportOptions = ExportOptions()
+    ) throws {
+        try requireEncrypted(source)
+        try Export(
+            sourcePath: source, sourceKey: key, sourceCipher: cipher,
+            destinationPath: destination, destinationKey: nil, destinationCipher: .libraryDefaults, options: options
+        ).run()
+    }
+
+    /// Encrypts the plaintext database at `path` in place, atomically.
+    ///
+    /// - throws: the errors of ``encrypt(_:to:key:cipher:options:)``.
+    public static func migrateInPlace(
+        _ path: String, key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        options: ExportOptions = ExportOptions()
+    ) throws {
+        try requirePlaintext(path)
+        try requireKey(key)
+        try Export(
+            sourcePath: path, sourceKey: nil, sourceCipher: .libraryDefaults,
+            destinationPath: path, destinationKey: key, destinationCipher: cipher, options: options
+        ).run()
+    }
+
+    /// Re-encrypts the database at `path` with a new key (and, optionally, new
+    /// cipher settings) in place, atomically, through a full export rather
+    /// than `sqlite3_rekey`.
+    ///
+    /// - parameter newCipher: the new settings; nil keeps `cipher`.
+    /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)`` when `key`
+    ///   does not open it, and the errors of ``encrypt(_:to:key:cipher:options:)``.
+    public static func changeKey(
+        _ path: String, from key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        to newKey: DatabaseKey, newCipher: CipherSettings? = nil, options: ExportOptions = ExportOptions()
+    ) throws {
+        try requireEncrypted(path)
+        try requireKey(newKey)
+        try Export(
+            sourcePath: path, sourceKey: key, sourceCipher: cipher,
+            destinationPath: path, destinationKey: newKey, destinationCipher: newCipher ?? cipher, options: options
+        ).run()
+    }
+
+    /// Opens the database at `path` with `key`, first migrating it in place
+    /// when it is still a plaintext SQLite file: the one call for an app's
+    /// launch path. A missing or empty file becomes a new encrypted database.
+    ///
+    /// - parameter progress: called while a plaintext file is migrated.
+    /// - throws: the errors of ``migrateInPlace(_:key:cipher:options:)`` and
+    ///   of ``Database/init(path:key:options:)``.
+    public static func openOrUpgrade(
+        _ path: String, key: DatabaseKey, options: Database.Options = Database.Options(),
+        progress: (@Sendable (ExportProgress) -> Void)? = nil
+    ) throws -> Database {
+        try upgradeIfNeeded(path, key: key, cipher: options.cipher, progress: progress)
+        return try Database(path: path, key: key, options: options)
+    }
+
+    /// Migrates the database at `path` in place when it is a plaintext SQLite
+    /// file, and removes temporaries an interrupted run left beside it.
+    /// Returns whether it migrated. Use it before opening a ``DatabaseQueue``.
+    ///
+    /// - throws: the errors of ``migrateInPlace(_:key:cipher:options:)``.
+    @discardableResult
+    public static func upgradeIfNeeded(
+        _ path: String, key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        progress: (@Sendable (ExportProgress) -> Void)? = nil
+    ) throws -> Bool {
+        SiblingFile.removeAbandoned(beside: path)
+        guard case .plaintext = try FileFormat.detect(at: path) else { return false }
+        var options = ExportOptions()
+        options.progress = progress
+        try migrateInPlace(path, key: key, cipher: cipher, options: options)
+        return true
+    }
+
+    // MARK: - Checks before any work
+
+    private static func requirePlaintext(_ path: String) throws {
+        switch try FileFormat.detect(at: path) {
+        case .plaintext: return
+        case .missing: throw DatabaseError.fileNotFound(path: path)
+        case .empty, .notPlaintext: throw DatabaseError.sourceNotPlaintext(path: path)
+        }
+    }
+
+    private static func requireEncrypted(_ path: String) throws {
+        switch try FileFormat.detect(at: path) {
+        case .notPlaintext: return
+        case .missing: throw DatabaseError.fileNotFound(path: path)
+        case .plaintext: throw DatabaseError.notEncrypted(path: path)
+        case .empty: throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+        }
+    }
+
+    private static func requireKey(_ key: DatabaseKey) throws {
+        guard !key.isEmpty else {
+            throw DatabaseError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
+        }
+    }
+}

@@ -1,0 +1,278 @@
+import CSQLCipher
+import Foundation
+
+/// One run of `sqlcipher_export` from a source database to a new file that
+/// replaces the destination: the engine behind every encryption routine.
+///
+/// What holds, whenever the process dies: the destination path holds either
+/// what it held before, or the complete, checked new database. That follows
+/// from the order of the steps:
+///
+/// 1. The source is opened with an exclusive lock kept until the end, so no
+///    other connection writes it meanwhile (or we refuse, "in use"), and its
+///    WAL is checkpointed and truncated: no frame can be left behind that a
+///    later open would apply to the new file.
+/// 2. The new database is written to a sibling file (same directory, so the
+///    final rename is atomic; mode 0600; a name that marks it as ours), with
+///    `ATTACH ? AS target KEY ?`: both bound, and the KEY always present,
+///    because an ATTACH without one inherits the main key only sometimes.
+/// 3. `sqlcipher_export` copies schema and rows but not `user_version`,
+///    `application_id` or `auto_vacuum`: those are copied by hand.
+/// 4. The new file is flushed to disk, re-opened on a fresh connection with
+///    the new key and checked (integrity, schema, every table's row count,
+///    the header values) before anything is replaced.
+/// 5. `rename` puts it over the destination, and the directory is flushed so
+///    the rename survives a power loss. Only then is the source released.
+///
+/// A failure or cancellation at any step removes the sibling file and leaves
+/// the source and destination as they were.
+struct Export {
+    var sourcePath: String
+    var sourceKey: DatabaseKey?
+    var sourceCipher: CipherSettings
+    var destinationPath: String
+    var destinationKey: DatabaseKey?
+    var destinationCipher: CipherSettings
+    var options: ExportOptions
+
+    static let target = "dbcrypt_target"
+
+    private var inPlace: Bool { destinationPath == sourcePath }
+
+    func run() throws {
+        let library = try CipherInfo.linked()
+        try checkDestination()
+        SiblingFile.removeAbandoned(beside: destinationPath)
+        try checkFreeSpace()
+        try checkCancelled()
+
+        let source = try openSource()
+        defer { source.close() }
+        let facts = try SourceFacts(source)
+
+        let sibling = try SiblingFile.create(beside: destinationPath)
+        var replaced = false
+        defer { if !replaced { sibling.remove() } }
+
+        let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
+        try write(from: source, to: sibling, facts: facts, library: library, progress: progress)
+        try sibling.sync()
+        try checkCancelled()
+        try verify(sibling.path, against: facts)
+        try checkCancelled()
+        if inPlace { try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)") }
+        try sibling.replaceDestination()
+        replaced = true
+        if inPlace {
+            // Closing the old file's last connection deletes its (empty) WAL by
+            // name; its shared-memory index is left for us to remove.
+            source.close()
+            if SiblingFile.size(of: destinationPath + "-wal") == 0 {
+                unlink(destinationPath + "-wal")
+                unlink(destinationPath + "-shm")
+            }
+        }
+        progress.finish()
+    }
+
+    // MARK: - Before writing
+
+    private func checkDestination() throws {
+        guard !inPlace else { return }
+        switch try FileFormat.detect(at: destinationPath) {
+        case .missing: break
+        default:
+            guard options.replaceExisting else { throw DatabaseError.destinationExists(path: destinationPath) }
+        }
+        let directory = (destinationPath as NSString).deletingLastPathComponent
+        let folder = directory.isEmpty ? "." : directory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw DatabaseError.cannotOpen(path: destinationPath, reason: "its directory does not exist")
+        }
+        guard access(folder, W_OK) == 0 else { throw DatabaseError.permissionDenied(path: folder) }
+    }
+
+    /// About 1.2 times the source (with its WAL), checked before any work.
+    private func checkFreeSpace() throws {
+        let sourceBytes = SiblingFile.size(of: sourcePath) + SiblingFile.size(of: sourcePath + "-wal")
+        let needed = sourceBytes + sourceBytes / 5
+        if let available = SiblingFile.availableBytes(near: destinationPath), available < needed {
+            throw DatabaseError.insufficientSpace(path: destinationPath, needed: needed, available: available)
+        }
+    }
+
+    private func checkCancelled() throws {
+        if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+    }
+
+    /// Opens the source with an exclusive lock held until it is closed, and
+    /// empties its WAL into the main file.
+    private func openSource() throws -> Database {
+        var sourceOptions = Database.Options()
+        sourceOptions.create = false
+        sourceOptions.cipher = sourceCipher
+        sourceOptions.busyTimeout = options.busyTimeout
+        sourceOptions.lockExclusively = true
+        do {
+            let source = try Database(path: sourcePath, key: sourceKey, options: sourceOptions)
+            // In rollback mode the first read took only a shared lock: a write
+            // transaction makes it exclusive, and exclusive locking mode keeps it.
+            try source.connection.run("BEGIN EXCLUSIVE; COMMIT")
+            try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)")
+            return source
+        } catch let error as DatabaseError where error.resultCode == SQLITE_BUSY || error.resultCode == SQLITE_LOCKED {
+            throw DatabaseError.databaseInUse(path: sourcePath)
+        }
+    }
+
+    // MARK: - Writing
+
+    private func write(
+        from source: Database, to sibling: SiblingFile, facts: SourceFacts, library: CipherInfo,
+        progress: ProgressReporter
+    ) throws {
+        let connection = source.connection
+        try attach(sibling.path, to: source)
+        defer { try? connection.run("DETACH DATABASE \(Self.target)") }
+
+        let target = Self.target
+        if destinationKey != nil {
+            try connection.applyCipherSettings(destinationCipher, library: library, schema: target)
+        }
+        // The sibling is thrown away if anything fails, so it needs no journal
+        // and no syncs while it is written; it is flushed once at the end.
+        try connection.run("""
+            PRAGMA \(target).journal_mode = OFF;
+            PRAGMA \(target).synchronous = OFF;
+            PRAGMA \(target).cache_size = 256;
+            PRAGMA \(target).auto_vacuum = \(facts.autoVacuum);
+            """)
+        let pageSizeSQL = destinationKey == nil ? "PRAGMA \(target).page_size" : "PRAGMA \(target).cipher_page_size"
+        if case let .integer(pageSize)? = try connection.firstValue(pageSizeSQL), pageSize > 0 {
+            progress.start(pageSize: Int(pageSize), total: max(1, (facts.usedBytes + Int(pageSize) - 1) / Int(pageSize)))
+        }
+
+        let handle = try connection.open()
+        let context = Unmanaged.passUnretained(progress).toOpaque()
+        sqlite3_progress_handler(handle, 1000, { context in
+            Unmanaged<ProgressReporter>.fromOpaque(context!).takeUnretainedValue().tick() ? 1 : 0
+        }, context)
+        defer { sqlite3_progress_handler(handle, 0, nil, nil) }
+
+        do {
+            try connection.run("BEGIN EXCLUSIVE")
+            _ = try connection.firstValue("SELECT sqlcipher_export('\(target)')")
+            try connection.run("""
+                PRAGMA \(target).user_version = \(facts.userVersion);
+                PRAGMA \(target).application_id = \(facts.applicationID);
+                """)
+            try connection.run("COMMIT")
+        } catch {
+            if source.isInsideTransaction { try? connection.run("ROLLBACK") }
+            throw translate(error)
+        }
+    }
+
+    /// `ATTACH ? AS dbcrypt_target KEY ?`, the key bound straight from the
+    /// key's own memory; an empty KEY makes the new file plaintext.
+    private func attach(_ path: String, to source: Database) throws {
+        let statement = try source.makeStatement("ATTACH DATABASE ? AS \(Self.target) KEY ?")
+        try statement.bind(.text(path), at: 1)
+        guard let key = destinationKey else {
+            try statement.bind(.text(""), at: 2)
+            return try statement.executeWithCurrentBindings()
+        }
+        try key.material.withUnsafeBytes { bytes in
+            // SQLITE_STATIC: SQLite reads the key from our memory, which
+            // outlives the statement, and keeps no copy of its own.
+            let code = sqlite3_bind_blob(statement.handle, 2, bytes.baseAddress, Int32(bytes.count), nil)
+            guard code == SQLITE_OK else {
+                throw DatabaseError.fromConnection(sqlite3_db_handle(statement.handle), code: code, sql: statement.sql)
+            }
+            defer { sqlite3_clear_bindings(statement.handle) }
+            try statement.executeWithCurrentBindings()
+        }
+    }
+
+    /// Cancellation, a full disk and a file-size limit get their own errors.
+    private func translate(_ error: Error) -> Error {
+        if options.cancellation?.isCancelled == true { return DatabaseError.cancelled }
+        guard let error = error as? DatabaseError else { return error }
+        switch error.resultCode {
+        case SQLITE_INTERRUPT: return DatabaseError.cancelled
+        case SQLITE_FULL: return DatabaseError.diskFull(path: destinationPath)
+        case SQLITE_IOERR where error.extendedResultCode == SQLITE_IOERR | (3 << 8): // SQLITE_IOERR_WRITE
+            return DatabaseError.diskFull(path: destinationPath)
+        default: return error
+        }
+    }
+
+    // MARK: - Checking the new file
+
+    private func verify(_ path: String, against facts: SourceFacts) throws {
+        var options = Database.Options()
+        options.readOnly = true
+        options.cipher = destinationKey == nil ? .libraryDefaults : destinationCipher
+        let copy: Database
+        do {
+            copy = try Database(path: path, key: destinationKey, options: options)
+        } catch {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "it does not open: \(error)")
+        }
+        defer { copy.close() }
+        let integrity = try copy.fetchAll(String.self, "PRAGMA integrity_check")
+        guard integrity == ["ok"] else {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "integrity check: \(integrity.prefix(3).joined(separator: "; "))")
+        }
+        let copied = try SourceFacts(copy)
+        if copied.schema != facts.schema {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "the schema differs")
+        }
+        for (table, count) in facts.rowCounts where copied.rowCounts[table] != count {
+            throw DatabaseError.verificationFailed(
+                path: sourcePath, reason: "table \(table) has \(copied.rowCounts[table] ?? 0) rows instead of \(count)")
+        }
+        if copied.userVersion != facts.userVersion || copied.applicationID != facts.applicationID {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "user_version or application_id differs")
+        }
+    }
+}
+
+/// What the new database must equal: the schema, every table's row count,
+/// and the header values `sqlcipher_export` does not copy.
+struct SourceFacts: Equatable {
+    struct SchemaEntry: Equatable {
+        var type: String
+        var name: String
+        var tableName: String
+        var sql: String?
+    }
+
+    var schema: [SchemaEntry]
+    var rowCounts: [String: Int]
+    var userVersion: Int
+    var applicationID: Int
+    var autoVacuum: Int
+    /// Bytes of the source's pages that hold data (free pages excluded).
+    var usedBytes: Int
+
+    init(_ db: Database) throws {
+        schema = try db.fetchAll("SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name").map {
+            SchemaEntry(type: try $0[0], name: try $0[1], tableName: try $0[2], sql: try $0[3])
+        }
+        var counts: [String: Int] = [:]
+        for entry in schema where entry.type == "table" && !(entry.sql ?? "").uppercased().hasPrefix("CREATE VIRTUAL") {
+            let quoted = "\"" + entry.name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            counts[entry.name] = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.\(quoted)") ?? 0
+        }
+        rowCounts = counts
+        userVersion = try db.fetchScalar(Int.self, "PRAGMA main.user_version") ?? 0
+        applicationID = try db.fetchScalar(Int.self, "PRAGMA main.application_id") ?? 0
+        autoVacuum = try db.fetchScalar(Int.self, "PRAGMA main.auto_vacuum") ?? 0
+        let pageSize = try db.fetchScalar(Int.self, "PRAGMA main.page_size") ?? 0
+        let pages = try db.fetchScalar(Int.self, "PRAGMA main.page_count") ?? 0
+        let free = try db.fetchScalar(Int.self, "PRAGMA main.freelist_count") ?? 0
+        usedBytes = (pages - free) * pageSize
+    }
+}

@@ -1,0 +1,56 @@
+import Dispatch
+
+/// Turns SQLite's progress handler into ``ExportProgress`` reports and
+/// cancellation.
+///
+/// `sqlcipher_export` is one opaque call, so progress is read from the file
+/// it writes: the new database's size in pages, checked at most every 20 ms,
+/// against a total estimated from the source's used pages. The sibling is
+/// written with a small page cache and no journal, so its size grows steadily
+/// as the export goes. Reports only grow, and stay below the total until
+/// ``finish()``.
+final class ProgressReporter {
+    private let path: String
+    private let callback: (@Sendable (ExportProgress) -> Void)?
+    private let cancellation: ExportCancellation?
+    private var pageSize = 0
+    private var total = 1
+    private var lastCompleted = -1
+    private var lastCheck: UInt64 = 0
+
+    init(path: String, callback: (@Sendable (ExportProgress) -> Void)?, cancellation: ExportCancellation?) {
+        self.path = path
+        self.callback = callback
+        self.cancellation = cancellation
+    }
+
+    /// Sets the new database's page size and estimated page count, and reports 0.
+    func start(pageSize: Int, total: Int) {
+        self.pageSize = pageSize
+        self.total = max(1, total)
+        report(0)
+    }
+
+    /// Called by SQLite every few thousand virtual-machine steps; true asks
+    /// SQLite to interrupt the export.
+    func tick() -> Bool {
+        if cancellation?.isCancelled == true { return true }
+        guard callback != nil, pageSize > 0 else { return false }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now - lastCheck >= 20_000_000 else { return false }
+        lastCheck = now
+        report(min(Int(SiblingFile.size(of: path)) / pageSize, total - 1))
+        return false
+    }
+
+    /// Reports the total: the work is done.
+    func finish() {
+        report(total)
+    }
+
+    private func report(_ completed: Int) {
+        guard completed > lastCompleted, let callback else { return }
+        lastCompleted = completed
+        callback(ExportProgress(completed: completed, total: total))
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// The new file a routine writes beside its destination, and the file-system
+/// steps that make replacing the destination atomic and durable.
+///
+/// Why a sibling: `rename(2)` replaces a file atomically only within one file
+/// system, so the new database is written in the destination's own directory.
+/// Its name marks it as DBCrypt's and carries the writer's process id, so a
+/// later run can tell an abandoned temporary (its writer is dead) from one in
+/// use, and never deletes a file that is not its own.
+struct SiblingFile {
+    /// The path of the temporary database.
+    let path: String
+    /// The destination it will replace.
+    let destination: String
+
+    /// `.<name>.dbcrypt-<pid>-<random>` in the destination's directory.
+    static func prefix(for destination: String) -> String { "." + (destination as NSString).lastPathComponent + ".dbcrypt-" }
+
+    /// Creates the temporary file, empty, with mode 0600, failing if the name is taken.
+    ///
+    /// - throws: ``DatabaseError/permissionDenied(path:)`` or
+    ///   ``DatabaseError/cannotOpen(path:reason:)`` when the directory refuses it.
+    static func create(beside destination: String) throws -> SiblingFile {
+        let directory = (destination as NSString).deletingLastPathComponent
+        let name = prefix(for: destination) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let path = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(name)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            if code == EACCES || code == EPERM || code == EROFS { throw DatabaseError.permissionDenied(path: directory) }
+            throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
+        }
+        close(fd)
+        return SiblingFile(path: path, destination: destination)
+    }
+
+    /// Removes the temporary database and any journal SQLite left beside it.
+    func remove() {
+        for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
+    }
+
+    /// Flushes the temporary file's bytes to the disk.
+    func sync() throws {
+        try Self.fsync(path: path, what: "the new database")
+    }
+
+    /// Renames the temporary file over the destination, then flushes the
+    /// directory so that the rename itself survives a power loss.
+    func replaceDestination() throws {
+        guard rename(path, destination) == 0 else {
+            throw DatabaseError.cannotOpen(path: destination, reason: "renaming the new database failed: \(String(cString: strerror(errno)))")
+        }
+        let directory = (destination as NSString).deletingLastPathComponent
+        try Self.fsync(path: directory.isEmpty ? "." : directory, what: "the directory")
+    }
+
+    private static func fsync(path: String, what: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw DatabaseError.cannotOpen(path: path, reason: "opening \(what) to flush it failed: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        guard Foundation.fsync(fd) == 0 else {
+            throw DatabaseError.cannotOpen(path: path, reason: "flushing \(what) to disk failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Deletes temporaries that an interrupted run left beside `destination`:
+    /// files named with this routine's prefix whose writing process is gone.
+    /// Returns how many files were removed.
+    @discardableResult
+    static func removeAbandoned(beside destination: String) -> Int {
+        let directory = (destination as NSString).deletingLastPathComponent
+        let folder = directory.isEmpty ? "." : directory
+        let prefix = prefix(for: destination)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return 0 }
+        var removed = 0
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let pidText = rest.split(separator: "-").first, let pid = pid_t(pidText),
+                  !isAlive(pid) else { continue }
+            if unlink((folder as NSString).appendingPathComponent(name)) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH
+    }
+
+    /// Bytes available to this process in the directory of `path`, or nil when unknown.
+    static func availableBytes(near path: String) -> Int64? {
+        let directory = (path as NSString).deletingLastPathComponent
+        var info = statvfs()
+        guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// The size in bytes of the file at `path`, or 0 when there is none.
+    static func size(of path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+}

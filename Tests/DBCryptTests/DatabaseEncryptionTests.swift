@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// The routines on a database with everything an export can lose, in
+/// rollback-journal and WAL mode.
+final class DatabaseEncryptionTests: XCTestCase {
+    let key = DatabaseKey.passphrase("routines key")
+    let newKey = DatabaseKey.passphrase("routines new key")
+
+    func testEncryptKeepsSchemaRowsAndHeaderValues() throws {
+        for wal in [false, true] {
+            let dir = try makeTemporaryDirectory(self)
+            let source = dir.appendingPathComponent("plain.db").path
+            let destination = dir.appendingPathComponent("encrypted.db").path
+            try EncryptionFixture.create(at: source, walFrames: wal)
+            if wal { XCTAssertGreaterThan(SiblingFile.size(of: source + "-wal"), 0) }
+            let expected = try EncryptionFixture.snapshot(source)
+            XCTAssertEqual(expected.contains { $0.contains("last write, only in the WAL") }, wal)
+
+            try DatabaseEncryption.encrypt(source, to: destination, key: key)
+
+            XCTAssertEqual(try FileFormat.detect(at: destination), .notPlaintext)
+            XCTAssertEqual(try EncryptionFixture.snapshot(destination, key: key), expected)
+            XCTAssertEqual(try EncryptionFixture.snapshot(source), expected)
+            let printed = try runSQLCipherShell(destination, """
+                PRAGMA key = 'routines key';
+                SELECT count(*) FROM note;
+                PRAGMA user_version;
+                PRAGMA application_id;
+                PRAGMA integrity_check;
+                """)
+            XCTAssertEqual(printed, "300\n7\n\(EncryptionFixture.applicationID)\nok\n")
+            XCTAssertEqual(try EncryptionFixture.files(in: dir).filter { $0.contains("dbcrypt") }, [])
+        }
+    }
+
+    func testDecryptKeepsEverythingAndOpensInPlainSQLite() throws {
+        for wal in [false, true] {
+            let dir = try makeTemporaryDirectory(self)
+            let source = dir.appendingPathComponent("encrypted.db").path
+            let destination = dir.appendingPathComponent("plain.db").path
+            try EncryptionFixture.create(at: source, key: key, walFrames: wal)
+            let expected = try EncryptionFixture.snapshot(source, key: key)
+
+            try DatabaseEncryption.decrypt(source, key: key, to: destination)
+
+            XCTAssertEqual(try fileHeader(destination), FileFormat.sqliteMagic)
+            XCTAssertEqual(try EncryptionFixture.snapshot(destination), expected)
+            let printed = try runPythonSQLite(destination, """
+                print(db.execute('SELECT count(*) FROM note').fetchone()[0])
+                print(db.execute('PRAGMA user_version').fetchone()[0])
+                print(db.execute('PRAGMA integrity_check').fetchone()[0])
+                print(db.execute('SELECT count(*) FROM note_titles').fetchone()[0])
+                """)
+            XCTAssertEqual(printed, "300\n7\nok\n300\n")
+        }
+    }
+
+    func testMigrateInPlaceEncryptsTheSamePath() throws {
+        for wal in [false, true] {
+            let dir = try makeTemporaryDirectory(self)
+            let path = dir.appendingPathComponent("app.db").path
+            try EncryptionFixture.create(at: path, walFrames: wal)
+            let expected = try EncryptionFixture.snapshot(path)
+
+            try DatabaseEncryption.migrateInPlace(path, key: key)
+
+            XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
+            XCTAssertEqual(try EncryptionFixture.snapshot(path, key: key), expected)
+            XCTAssertFalse(try file(path, contains: "note number"))
+            // No WAL, journal or temporary of the old file is left beside the new one.
+            XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
+            XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = 'routines key';\nSELECT count(*) FROM audit;\n"),
+                           wal ? "301\n" : "300\n")
+        }
+    }
+
+    func testChangeKeyInPlaceWithNewCipherSettings() throws {
+        for wal in [false, true] {
+            let dir = try makeTemporaryDirectory(self)
+            let path = dir.appendingPathComponent("app.db").path
+            try EncryptionFixture.create(at: path, key: key, walFrames: wal)
+            let expected = try EncryptionFixture.snapshot(path, key: key)
+            let settings = CipherSettings(pageSize: 4096, kdfIterations: 12_000)
+
+            try DatabaseEncryption.changeKey(path, from: key, to: newKey, newCipher: settings)
+
+            XCTAssertThrowsError(try Database(path: path, key: key))
+            XCTAssertThrowsError(try Database(path: path, key: newKey))
+            XCTAssertEqual(try EncryptionFixture.snapshot(path, key: newKey, cipher: settings), expected)
+            XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
+            XCTAssertEqual(try runSQLCipherShell(path, """
+                PRAGMA key = 'routines new key';
+                PRAGMA cipher_page_size = 4096;
+                PRAGMA kdf_iter = 12000;
+                PRAGMA integrity_check;
+                """), "ok\n")
+        }
+    }
+
+    func testOpenOrUpgradeMigratesPlaintextAndOpensTheRest() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try EncryptionFixture.create(at: path)
+        let reports = ProgressLog()
+        let db = try DatabaseEncryption.openOrUpgrade(path, key: key) { reports.append($0) }
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 300)
+        XCTAssertEqual(reports.all.last.map { $0.completed == $0.total }, true)
+        db.close()
+        XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
+
+        // Already encrypted: opened as it is; a wrong key still fails at open.
+        XCTAssertFalse(try DatabaseEncryption.upgradeIfNeeded(path, key: key))
+        XCTAssertEqual(try DatabaseEncryption.openOrUpgrade(path, key: key).fetchScalar(Int.self, "SELECT count(*) FROM note"), 300)
+        XCTAssertThrowsError(try DatabaseEncryption.openOrUpgrade(path, key: newKey)) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
+        // Missing: a new encrypted database.
+        let fresh = dir.appendingPathComponent("new.db").path
+        try DatabaseEncryption.openOrUpgrade(fresh, key: key).execute("CREATE TABLE t(x)")
+        XCTAssertEqual(try FileFormat.detect(at: fresh), .notPlaintext)
+    }
+}
+
+/// Progress reports collected from the routine's thread.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reports: [ExportProgress] = []
+    func append(_ report: ExportProgress) { lock.lock(); reports.append(report); lock.unlock() }
+    var all: [ExportProgress] { lock.lock(); defer { lock.unlock() }; return reports }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// A database with what an export can get wrong: several tables, an index, a
+/// view, a trigger, an AUTOINCREMENT table, blobs, a rowid table without an
+/// alias, `user_version` 7 and an `application_id`.
+enum EncryptionFixture {
+    static let applicationID = 0x4442_4331
+
+    /// Creates the fixture at `path`. With `walFrames`, the file is in WAL
+    /// mode and its last writes are still in `path-wal`, not checkpointed.
+    static func create(at path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .libraryDefaults,
+                       rows: Int = 300, walFrames: Bool = false) throws {
+        let building = walFrames ? path + ".building" : path
+        var options = Database.Options()
+        options.cipher = cipher
+        options.journalMode = walFrames ? .wal : .default
+        let db = try Database(path: building, key: key, options: options)
+        try db.execute("""
+            PRAGMA user_version = 7;
+            PRAGMA application_id = \(applicationID);
+            CREATE TABLE author(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE);
+            CREATE TABLE note(id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES author(id),
+                              title TEXT NOT NULL, body BLOB, score REAL);
+            CREATE INDEX note_by_author ON note(author_id, score);
+            CREATE TABLE audit(note_id INTEGER, action TEXT);
+            CREATE TRIGGER note_audit AFTER INSERT ON note BEGIN INSERT INTO audit VALUES (new.id, 'insert'); END;
+            CREATE VIEW note_titles AS SELECT n.title, a.name FROM note n JOIN author a ON a.id = n.author_id;
+            """)
+        try db.inTransaction { db in
+            for i in 1...12 { try db.execute("INSERT INTO author(name) VALUES (?)", ["author \(i)"]) }
+            try db.execute("DELETE FROM author WHERE id > 10")   // sqlite_sequence stays at 12
+            let insert = try db.makeStatement("INSERT INTO note(author_id, title, body, score) VALUES (?, ?, ?, ?)")
+            for i in 0..<rows {
+                let body = Data((0..<(i % 97)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })
+                try insert.execute([i % 10 + 1, "note number \(i) with some words", body, Double(i) / 7])
+            }
+        }
+        guard walFrames else { return db.close() }
+        // Copy the file and its WAL while the writer is still open: the copy
+        // has committed frames that no checkpoint has moved yet.
+        try db.execute("INSERT INTO audit VALUES (-1, 'last write, only in the WAL')")
+        try FileManager.default.copyItem(atPath: building, toPath: path)
+        try FileManager.default.copyItem(atPath: building + "-wal", toPath: path + "-wal")
+        db.close()
+        try FileManager.default.removeItem(atPath: building)
+    }
+
+    /// Everything an export must keep: schema, rows of every table (in rowid
+    /// order), user_version, application_id.
+    static func snapshot(_ path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .libraryDefaults) throws -> [String] {
+        var options = Database.Options()
+        options.readOnly = true
+        options.cipher = cipher
+        let db = try Database(path: path, key: key, options: options)
+        defer { db.close() }
+        var lines = try db.fetchAll("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+            .map { row in (0..<4).map { "\(row[$0])" }.joined(separator: "|") }
+        lines.append("user_version=\(try db.fetchScalar(Int.self, "PRAGMA user_version")!)")
+        lines.append("application_id=\(try db.fetchScalar(Int.self, "PRAGMA application_id")!)")
+        for table in ["author", "note", "audit", "sqlite_sequence"] {
+            for row in try db.fetchAll("SELECT * FROM \(table) ORDER BY rowid") {
+                lines.append(table + ":" + (0..<row.count).map { "\(row[$0])" }.joined(separator: "|"))
+            }
+        }
+        return lines
+    }
+
+    /// The names in `directory`, sorted.
+    static func files(in directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+}
+
+/// Reads a plaintext database with Python's sqlite3 module (the system's
+/// SQLite, which DBCrypt does not link) and returns what the script printed.
+func runPythonSQLite(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script, path]
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    let complaint = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    XCTAssertEqual(process.terminationStatus, 0, String(decoding: complaint, as: UTF8.self), file: file, line: line)
+    return String(decoding: printed, as: UTF8.self)
+}
