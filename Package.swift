@@ -14,7 +14,9 @@ let package = Package(
             providers: [.apt(["libsqlcipher-dev"]), .brew(["sqlcipher"])]
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher"]),
-        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt"]),
+        // A child process the tests kill mid-way or run under a file-size limit.
+        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt"], path: "Tests/DBCryptTestHelper"),
+        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper"]),
     ],
     swiftLanguageModes: [.v6]
 )

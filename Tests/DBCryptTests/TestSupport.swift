@@ -50,3 +50,24 @@ func runSQLCipherShell(_ path: String, _ script: String, file: StaticString = #f
     XCTAssertEqual(errorText, "", file: file, line: line)
     return String(decoding: printed, as: UTF8.self)
 }
+
+/// The test helper executable, built beside the test bundle.
+let testHelperPath: String = {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    return directory.appendingPathComponent("DBCryptTestHelper").path
+}()
+
+/// Starts the test helper with `arguments` and the keys in its environment.
+func startTestHelper(_ arguments: [String], keys: [String: String]) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: testHelperPath)
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    environment.merge(keys) { $1 }
+    process.environment = environment
+    let errors = Pipe()
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = errors
+    try process.run()
+    return (process, errors)
+}

@@ -149,9 +149,14 @@ struct Export {
             PRAGMA \(target).auto_vacuum = \(facts.autoVacuum);
             """)
         let pageSizeSQL = destinationKey == nil ? "PRAGMA \(target).page_size" : "PRAGMA \(target).cipher_page_size"
-        if case let .integer(pageSize)? = try connection.firstValue(pageSizeSQL), pageSize > 0 {
-            progress.start(pageSize: Int(pageSize), total: max(1, (facts.usedBytes + Int(pageSize) - 1) / Int(pageSize)))
+        // SQLCipher 3 answers its own pragmas with text, SQLite with integers.
+        let pageSize: Int
+        switch try connection.firstValue(pageSizeSQL) {
+        case let .integer(value)?: pageSize = Int(value)
+        case let .text(text)?: pageSize = Int(text) ?? 4096
+        default: pageSize = 4096
         }
+        progress.start(pageSize: pageSize, total: max(1, (facts.usedBytes + pageSize - 1) / pageSize))
 
         let handle = try connection.open()
         let context = Unmanaged.passUnretained(progress).toOpaque()

@@ -1,0 +1,47 @@
+// A child process for the tests that must kill a routine mid-way or limit
+// its file size. Keys come from the environment, never from arguments.
+//
+//   DBCryptTestHelper migrate PATH [--fsize-limit BYTES]
+//       DBCRYPT_TEST_KEY: the new key
+//   DBCryptTestHelper change-key PATH [--fsize-limit BYTES]
+//       DBCRYPT_TEST_KEY: the current key, DBCRYPT_TEST_NEW_KEY: the new one
+//
+// Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
+import DBCrypt
+import Foundation
+
+func key(_ name: String) -> DatabaseKey {
+    guard let text = ProcessInfo.processInfo.environment[name] else {
+        FileHandle.standardError.write(Data("\(name) is not set\n".utf8))
+        exit(2)
+    }
+    return .passphrase(text)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key PATH [--fsize-limit BYTES]\n".utf8))
+    exit(2)
+}
+if let flag = arguments.firstIndex(of: "--fsize-limit"), flag + 1 < arguments.count, let limit = rlim_t(arguments[flag + 1]) {
+    // Writing past the limit then fails with EFBIG instead of killing the process.
+    signal(SIGXFSZ, SIG_IGN)
+    var rlimit = rlimit(rlim_cur: limit, rlim_max: limit)
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rlimit)
+}
+
+do {
+    switch arguments[1] {
+    case "migrate":
+        try DatabaseEncryption.migrateInPlace(arguments[2], key: key("DBCRYPT_TEST_KEY"))
+    case "change-key":
+        try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
+    default:
+        FileHandle.standardError.write(Data("unknown command \(arguments[1])\n".utf8))
+        exit(2)
+    }
+    print("done")
+} catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+}
