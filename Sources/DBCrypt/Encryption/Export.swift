@@ -174,8 +174,11 @@ struct Export {
                 """)
             try connection.run("COMMIT")
         } catch {
+            // sqlcipher_export reports a failed write as a plain SQLITE_ERROR;
+            // the system's errno tells a full disk from other failures.
+            let systemError = sqlite3_system_errno(handle)
             if source.isInsideTransaction { try? connection.run("ROLLBACK") }
-            throw translate(error)
+            throw translate(error, systemError: systemError)
         }
     }
 
@@ -201,14 +204,13 @@ struct Export {
     }
 
     /// Cancellation, a full disk and a file-size limit get their own errors.
-    private func translate(_ error: Error) -> Error {
+    private func translate(_ error: Error, systemError: Int32) -> Error {
         if options.cancellation?.isCancelled == true { return DatabaseError.cancelled }
+        if [ENOSPC, EFBIG, EDQUOT].contains(systemError) { return DatabaseError.diskFull(path: destinationPath) }
         guard let error = error as? DatabaseError else { return error }
         switch error.resultCode {
         case SQLITE_INTERRUPT: return DatabaseError.cancelled
         case SQLITE_FULL: return DatabaseError.diskFull(path: destinationPath)
-        case SQLITE_IOERR where error.extendedResultCode == SQLITE_IOERR | (3 << 8): // SQLITE_IOERR_WRITE
-            return DatabaseError.diskFull(path: destinationPath)
         default: return error
         }
     }
