@@ -4,7 +4,8 @@ import XCTest
 
 /// A database with what an export can get wrong: several tables, an index, a
 /// view, a trigger, an AUTOINCREMENT table, blobs, a rowid table without an
-/// alias, `user_version` 7 and an `application_id`.
+/// alias, `user_version` 7, an `application_id`, incremental auto-vacuum and
+/// ANALYZE statistics.
 enum EncryptionFixture {
     static let applicationID = 0x4442_4331
 
@@ -18,6 +19,7 @@ enum EncryptionFixture {
         options.journalMode = walFrames ? .wal : .default
         let db = try Database(path: building, key: key, options: options)
         try db.execute("""
+            PRAGMA auto_vacuum = INCREMENTAL;
             PRAGMA user_version = 7;
             PRAGMA application_id = \(applicationID);
             CREATE TABLE author(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE);
@@ -37,6 +39,7 @@ enum EncryptionFixture {
                 try insert.execute([i % 10 + 1, "note number \(i) with some words", body, Double(i) / 7])
             }
         }
+        try db.execute("ANALYZE")
         guard walFrames else { return db.close() }
         // Copy the file and its WAL while the writer is still open: the copy
         // has committed frames that no checkpoint has moved yet.
@@ -59,7 +62,8 @@ enum EncryptionFixture {
             .map { row in (0..<4).map { "\(row[$0])" }.joined(separator: "|") }
         lines.append("user_version=\(try db.fetchScalar(Int.self, "PRAGMA user_version")!)")
         lines.append("application_id=\(try db.fetchScalar(Int.self, "PRAGMA application_id")!)")
-        for table in ["author", "note", "audit", "sqlite_sequence"] {
+        lines.append("auto_vacuum=\(try db.fetchScalar(Int.self, "PRAGMA auto_vacuum")!)")
+        for table in ["author", "note", "audit", "sqlite_sequence", "sqlite_stat1"] {
             for row in try db.fetchAll("SELECT * FROM \(table) ORDER BY rowid") {
                 lines.append(table + ":" + (0..<row.count).map { "\(row[$0])" }.joined(separator: "|"))
             }

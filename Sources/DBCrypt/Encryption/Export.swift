@@ -240,8 +240,9 @@ struct Export {
             throw DatabaseError.verificationFailed(
                 path: sourcePath, reason: "table \(table) has \(copied.rowCounts[table] ?? 0) rows instead of \(count)")
         }
-        if copied.userVersion != facts.userVersion || copied.applicationID != facts.applicationID {
-            throw DatabaseError.verificationFailed(path: sourcePath, reason: "user_version or application_id differs")
+        if copied.userVersion != facts.userVersion || copied.applicationID != facts.applicationID
+            || copied.autoVacuum != facts.autoVacuum {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "user_version, application_id or auto_vacuum differs")
         }
     }
 }
