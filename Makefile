@@ -12,8 +12,10 @@ build: bootstrap
 demo: bootstrap
 	@scripts/run-quickstart
 
-## test: every test. The README's quick start is built and run first, then
-## the test suite.
+## test: every test. The interoperability peers are installed into
+## .build/interop-venv, the README's quick start is built and run, then the
+## test suite runs.
 test: bootstrap
+	@scripts/interop-venv
 	@scripts/run-quickstart >/dev/null
 	swift test --disable-swift-testing

@@ -13,7 +13,13 @@ let package = Package(
             pkgConfig: "sqlcipher",
             providers: [.apt(["libsqlcipher-dev"]), .brew(["sqlcipher"])]
         ),
-        .target(name: "DBCrypt", dependencies: ["CSQLCipher"]),
+        // Our crypto provider for SQLCipher 3.4.x: the SQLCipher 4 format on OpenSSL.
+        .target(
+            name: "CCipherProvider",
+            dependencies: ["CSQLCipher"],
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
+        .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
         // A child process the tests kill mid-way or run under a file-size limit.
         .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt"], path: "Tests/DBCryptTestHelper"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper"]),

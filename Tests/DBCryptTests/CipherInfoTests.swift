@@ -12,10 +12,13 @@ final class CipherInfoTests: XCTestCase {
         XCTAssertTrue(info.supports(.kdfIterations))
     }
 
-    func testDebianSQLCipher3ReportsWhatItLacks() throws {
+    func testDebianSQLCipher3GetsDBCryptsProviderAndBothFormats() throws {
         let info = try CipherInfo.linked()
-        try XCTSkipUnless(info.cipherVersion.hasPrefix("3."), "the linked SQLCipher is \(info.cipherVersion)")
-        XCTAssertEqual(info.provider, "openssl")
+        try XCTSkipUnless(info.cipherVersion.hasPrefix("3.4."), "the linked SQLCipher is \(info.cipherVersion)")
+        XCTAssertTrue(info.usesDBCryptProvider)
+        XCTAssertEqual(info.provider, "dbcrypt-openssl")
+        XCTAssertEqual(info.formats, [.sqlcipher3, .sqlcipher4])
+        XCTAssertTrue(info.providerVersion?.hasPrefix("OpenSSL") == true, "\(info.providerVersion ?? "nil")")
         XCTAssertFalse(info.supports(.hmacAlgorithm))
         XCTAssertFalse(info.supports(.kdfAlgorithm))
         XCTAssertFalse(info.supports(.compatibility))
@@ -52,7 +55,7 @@ final class CipherInfoTests: XCTestCase {
         for pageSize in [1024, 4096] {
             let path = dir.appendingPathComponent("\(pageSize).db").path
             var options = Database.Options()
-            options.cipher = CipherSettings(pageSize: pageSize)
+            options.cipher = CipherSettings(.sqlcipher3, pageSize: pageSize)
             let db = try Database(path: path, key: .passphrase("k"), options: options)
             try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
             db.close()

@@ -18,7 +18,7 @@ final class DatabaseEncryptionTests: XCTestCase {
             let expected = try EncryptionFixture.snapshot(source)
             XCTAssertEqual(expected.contains { $0.contains("last write, only in the WAL") }, wal)
 
-            try DatabaseEncryption.encrypt(source, to: destination, key: key)
+            try DatabaseEncryption.encrypt(source, to: destination, key: key, cipher: .sqlcipher3)
 
             XCTAssertEqual(try FileFormat.detect(at: destination), .notPlaintext)
             XCTAssertEqual(try EncryptionFixture.snapshot(destination, key: key), expected)
@@ -64,7 +64,7 @@ final class DatabaseEncryptionTests: XCTestCase {
             try EncryptionFixture.create(at: path, walFrames: wal)
             let expected = try EncryptionFixture.snapshot(path)
 
-            try DatabaseEncryption.migrateInPlace(path, key: key)
+            try DatabaseEncryption.migrateInPlace(path, key: key, cipher: .sqlcipher3)
 
             XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
             XCTAssertEqual(try EncryptionFixture.snapshot(path, key: key), expected)
@@ -82,7 +82,7 @@ final class DatabaseEncryptionTests: XCTestCase {
             let path = dir.appendingPathComponent("app.db").path
             try EncryptionFixture.create(at: path, key: key, walFrames: wal)
             let expected = try EncryptionFixture.snapshot(path, key: key)
-            let settings = CipherSettings(pageSize: 4096, kdfIterations: 12_000)
+            let settings = CipherSettings(.sqlcipher3, pageSize: 4096, kdfIterations: 12_000)
 
             try DatabaseEncryption.changeKey(path, from: key, to: newKey, newCipher: settings)
 

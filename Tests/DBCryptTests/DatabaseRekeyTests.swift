@@ -6,7 +6,9 @@ final class DatabaseRekeyTests: XCTestCase {
     func testChangeKeyReencryptsTheFile() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("rekey.db").path
         let old = DatabaseKey.passphrase("old key"), new = DatabaseKey.passphrase("new key")
-        let db = try Database(path: path, key: old)
+        var options = Database.Options()
+        options.cipher = .sqlcipher3   // for the shell below
+        let db = try Database(path: path, key: old, options: options)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('kept')")
         try db.changeKey(to: new)
         XCTAssertEqual(try db.fetchScalar(String.self, "SELECT x FROM t"), "kept")

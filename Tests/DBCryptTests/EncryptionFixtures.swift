@@ -11,7 +11,7 @@ enum EncryptionFixture {
 
     /// Creates the fixture at `path`. With `walFrames`, the file is in WAL
     /// mode and its last writes are still in `path-wal`, not checkpointed.
-    static func create(at path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .libraryDefaults,
+    static func create(at path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .sqlcipher4,
                        rows: Int = 300, walFrames: Bool = false) throws {
         let building = walFrames ? path + ".building" : path
         var options = Database.Options()
@@ -52,7 +52,7 @@ enum EncryptionFixture {
 
     /// Everything an export must keep: schema, rows of every table (in rowid
     /// order), user_version, application_id.
-    static func snapshot(_ path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .libraryDefaults) throws -> [String] {
+    static func snapshot(_ path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .sqlcipher4) throws -> [String] {
         var options = Database.Options()
         options.readOnly = true
         options.cipher = cipher

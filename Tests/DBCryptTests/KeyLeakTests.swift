@@ -36,7 +36,7 @@ final class KeyLeakTests: XCTestCase {
         try db.execute("INSERT INTO t VALUES (?)", ["value"])
         produced += try db.fetchAll("SELECT * FROM t").map(\.description)
         try db.changeKey(to: .passphrase(newPassphrase))
-        produced.append("\(try db.cipherSettings())")
+        produced.append("\(db.cipher!)")
         db.close()
 
         let rawDB = try Database(path: rawPath, key: raw, options: options)

@@ -8,6 +8,12 @@ import XCTest
 final class SQLCipherShellInteropTests: XCTestCase {
     let passphrase = "interop passphrase"
     let rawHex = String(repeating: "0123456789abcdef", count: 4)
+    /// The shell is SQLCipher 3.4.1: it reads and writes the SQLCipher 3 format only.
+    var sqlcipher3: Database.Options {
+        var options = Database.Options()
+        options.cipher = .sqlcipher3
+        return options
+    }
 
     func testShellDatabaseWithPassphraseOpensInDBCrypt() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("shell.db").path
@@ -17,13 +23,15 @@ final class SQLCipherShellInteropTests: XCTestCase {
             INSERT INTO t(name) VALUES ('from the shell'), ('second');
             """)
         XCTAssertNotEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        // Tried as SQLCipher 4 first (the default), then as SQLCipher 3.
         let db = try Database(path: path, key: .passphrase(passphrase))
+        XCTAssertEqual(db.cipher, .sqlcipher3)
         XCTAssertEqual(try db.fetchAll(String.self, "SELECT name FROM t ORDER BY id"), ["from the shell", "second"])
     }
 
     func testDBCryptDatabaseWithPassphraseOpensInShell() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("dbcrypt.db").path
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: .passphrase(passphrase), options: sqlcipher3)
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
         try db.execute("INSERT INTO t(name) VALUES (?)", ["from DBCrypt"])
         db.close()
@@ -51,7 +59,7 @@ final class SQLCipherShellInteropTests: XCTestCase {
         let bytes = stride(from: 0, to: rawHex.count, by: 2).map {
             UInt8(rawHex.dropFirst($0).prefix(2), radix: 16)!
         }
-        let db = try Database(path: path, key: DatabaseKey(rawKey: bytes))
+        let db = try Database(path: path, key: DatabaseKey(rawKey: bytes), options: sqlcipher3)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (42)")
         db.close()
         XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = \"x'\(rawHex)'\";\nSELECT x FROM t;\n"), "42\n")
@@ -60,10 +68,10 @@ final class SQLCipherShellInteropTests: XCTestCase {
     func testCipherSettingsMatchTheShell() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("settings.db").path
         var options = Database.Options()
-        options.cipher = CipherSettings(pageSize: 4096, kdfIterations: 10_000)
+        options.cipher = CipherSettings(.sqlcipher3, pageSize: 4096, kdfIterations: 10_000)
         let db = try Database(path: path, key: .passphrase(passphrase), options: options)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('paged')")
-        XCTAssertEqual(try db.cipherSettings(), CipherSettings(pageSize: 4096, kdfIterations: 10_000))
+        XCTAssertEqual(db.cipher, CipherSettings(.sqlcipher3, pageSize: 4096, kdfIterations: 10_000))
         db.close()
         XCTAssertEqual(try runSQLCipherShell(path, """
             PRAGMA key = '\(passphrase)';
@@ -71,7 +79,7 @@ final class SQLCipherShellInteropTests: XCTestCase {
             PRAGMA kdf_iter = 10000;
             SELECT x FROM t;
             """), "paged\n")
-        // Opened with the library's defaults instead, the same key does not decrypt it.
+        // Opened with either format's defaults instead, the same key does not decrypt it.
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }

@@ -16,6 +16,17 @@ final class Connection {
         close()
     }
 
+    /// A private in-memory connection, for probing the library.
+    static func openInMemory() throws -> Connection {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        guard code == SQLITE_OK, let handle else {
+            if let handle { sqlite3_close_v2(handle) }
+            throw DatabaseError.cannotOpen(path: ":memory:", reason: String(cString: sqlite3_errstr(code)))
+        }
+        return Connection(handle: handle)
+    }
+
     /// The handle, or ``DatabaseError/connectionClosed``.
     func open() throws -> OpaquePointer {
         guard let handle else { throw DatabaseError.connectionClosed }

@@ -19,8 +19,11 @@ import Foundation
 public final class Database {
     /// The path the database was opened at (`:memory:` for an in-memory one).
     public let path: String
+    /// The cipher settings that opened the database (after trying the other
+    /// standard format when the configured one did not); nil for a plaintext one.
+    public let cipher: CipherSettings?
     /// Whether the connection was opened with a key.
-    public let isEncrypted: Bool
+    public var isEncrypted: Bool { cipher != nil }
     let connection: Connection
     private var statementCache: [String: Statement] = [:]
     var savepointDepth = 0
@@ -46,6 +49,7 @@ public final class Database {
             throw DatabaseError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
         }
         let isMemory = path == ":memory:" || path.isEmpty
+        var isExistingEncryptedFile = false
         if !isMemory {
             switch try FileFormat.detect(at: path) {
             case .missing where options.readOnly || !options.create:
@@ -54,11 +58,37 @@ public final class Database {
                 throw DatabaseError.notEncrypted(path: path)
             case .notPlaintext where key == nil:
                 throw DatabaseError.keyRequired(path: path)
+            case .notPlaintext:
+                isExistingEncryptedFile = true
             default:
                 break
             }
         }
 
+        var settings = options.cipher
+        var connection: Connection
+        do {
+            connection = try Self.connect(path: path, key: key, settings: settings, options: options, library: library)
+        } catch DatabaseError.wrongKeyOrNotADatabase(path) where isExistingEncryptedFile && options.tryOtherFormat
+            && library.formats.contains(options.cipher.format.other) {
+            // The other standard format, on a fresh connection: a connection
+            // whose first read failed cannot be re-keyed.
+            settings = options.cipher.fallback
+            connection = try Self.connect(path: path, key: key, settings: settings, options: options, library: library)
+        }
+        if options.journalMode != .default {
+            try connection.run("PRAGMA journal_mode = \(options.journalMode.rawValue)")
+        }
+
+        self.path = path
+        self.cipher = key == nil ? nil : settings
+        self.connection = connection
+    }
+
+    /// Opens, keys, configures and reads one connection.
+    private static func connect(
+        path: String, key: DatabaseKey?, settings: CipherSettings, options: Options, library: CipherInfo
+    ) throws -> Connection {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0)
         var handle: OpaquePointer?
@@ -72,18 +102,10 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Int32(max(0, min(options.busyTimeout * 1000, Double(Int32.max)))))
         if let trace = options.trace { connection.installTrace(trace) }
-
-        if let key { try connection.applyKey(key) }
-        try connection.applyCipherSettings(options.cipher, library: library)
+        if let key { try connection.applyKey(key, settings: settings, library: library) }
         if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
         try connection.verifyReadable(path: path)
-        if options.journalMode != .default {
-            try connection.run("PRAGMA journal_mode = \(options.journalMode.rawValue)")
-        }
-
-        self.path = path
-        self.isEncrypted = key != nil
-        self.connection = connection
+        return connection
     }
 
     /// Opens a private in-memory database, keyed when `key` is given.

@@ -17,9 +17,10 @@ extension Database {
         public var busyTimeout: Double = 5
         /// The journal mode. Default: SQLite's (a rollback journal); WAL is opt-in.
         public var journalMode: JournalMode = .default
-        /// Cipher settings, applied right after the key. Default: the linked
-        /// SQLCipher's own.
-        public var cipher = CipherSettings.libraryDefaults
+        /// Cipher settings, applied right after the key. Default: SQLCipher 4's.
+        /// An existing file that these do not open is tried with the other
+        /// standard format before the key is declared wrong.
+        public var cipher = CipherSettings.sqlcipher4
         /// Called with the text of every SQL statement the connection runs,
         /// from the first one on (keying itself runs no SQL). The text is the
         /// statement as written, with `?` for its arguments.
@@ -29,6 +30,9 @@ extension Database {
         /// (`PRAGMA locking_mode = EXCLUSIVE` before it), for the encryption
         /// routines: no other connection may read or write the source meanwhile.
         var lockExclusively = false
+        /// Try the other standard format when `cipher` does not open an
+        /// existing file. Off when checking a file just written with `cipher`.
+        var tryOtherFormat = true
 
         /// The default options: read-write, create, 5 s busy timeout,
         /// rollback journal, the library's cipher defaults.

@@ -1,32 +1,41 @@
+import CCipherProvider
 import CSQLCipher
 
 /// What the linked SQLCipher is and what it can do.
 ///
 /// ```swift
 /// let info = try CipherInfo.linked()
-/// print(info.cipherVersion, info.provider)      // "3.4.1 community" "openssl"
-/// info.supports(.hmacAlgorithm)                 // false on Debian's 3.4.1
+/// print(info.cipherVersion, info.provider)      // "3.4.1" "dbcrypt-openssl"
+/// info.formats                                  // [.sqlcipher3, .sqlcipher4]
 /// ```
 ///
-/// SQLCipher 3.4.1 silently ignores pragmas it does not know, so support is
-/// detected by whether the pragma returns a row on a keyed connection.
+/// On SQLCipher 3.4.x, probing installs DBCrypt's own crypto provider, which
+/// gives it the SQLCipher 4 format; SQLCipher 4.x has both formats natively.
+/// SQLCipher 3.4.1 silently ignores pragmas it does not know, so a setting's
+/// support is detected by whether its pragma returns a row on a keyed connection.
 public struct CipherInfo: Sendable, Equatable {
     /// `PRAGMA cipher_version`, for example `3.4.1`.
     public let cipherVersion: String
     /// The SQLite version SQLCipher is built on (`sqlite_version()`).
     public let sqliteVersion: String
-    /// The crypto provider's name (`PRAGMA cipher_provider`), for example `openssl`.
+    /// The crypto provider's name (`PRAGMA cipher_provider`): `dbcrypt-openssl`
+    /// when DBCrypt's provider is installed.
     public let provider: String
     /// The crypto provider's version, when the library reports it.
     public let providerVersion: String?
     /// The cipher settings whose pragmas the linked library answers.
     public let supportedSettings: Set<CipherSetting>
+    /// The file formats this process can read and write.
+    public let formats: Set<CipherSettings.Format>
+    /// Whether DBCrypt's provider was installed (the linked SQLCipher is 3.4.x).
+    public let usesDBCryptProvider: Bool
 
     /// Whether the linked library supports `setting`.
     public func supports(_ setting: CipherSetting) -> Bool { supportedSettings.contains(setting) }
 
     /// The linked library's information, probed once per process on an
-    /// in-memory connection.
+    /// in-memory connection; on SQLCipher 3.4.x this first installs DBCrypt's
+    /// crypto provider. Every connection DBCrypt opens calls it first.
     ///
     /// - throws: ``DatabaseError/notSQLCipher(sqliteVersion:)`` when the linked
     ///   library is plain SQLite.
@@ -41,20 +50,27 @@ public struct CipherInfo: Sendable, Equatable {
     }()
 
     private static func probe() throws -> CipherInfo {
-        var handle: OpaquePointer?
-        let code = sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-        guard code == SQLITE_OK, let handle else {
-            if let handle { sqlite3_close_v2(handle) }
-            throw DatabaseError.cannotOpen(path: ":memory:", reason: String(cString: sqlite3_errstr(code)))
-        }
-        let connection = Connection(handle: handle)
-        defer { connection.close() }
         let sqliteVersion = String(cString: sqlite3_libversion())
-        guard case let .text(version)? = try connection.firstValue("PRAGMA cipher_version") else {
+        let unkeyed = try Connection.openInMemory()
+        guard case let .text(version)? = try unkeyed.firstValue("PRAGMA cipher_version") else {
             throw DatabaseError.notSQLCipher(sqliteVersion: sqliteVersion)
         }
+        unkeyed.close()
+        // Installed before any connection is keyed: SQLCipher 3.4.x registers
+        // providers without a lock until its first activation.
+        let usesProvider = version.hasPrefix("3.4.")
+        if usesProvider {
+            let code = dbcrypt_provider_install()
+            guard code == SQLITE_OK else {
+                throw DatabaseError.cannotOpen(path: ":memory:", reason: "installing DBCrypt's crypto provider failed (\(code))")
+            }
+        }
+
+        let connection = try Connection.openInMemory()
+        defer { connection.close() }
         // Cipher pragmas answer only once a codec is attached, that is, after a key.
-        try connection.applyKey(.passphrase("probe"))
+        let db = try connection.open()
+        _ = sqlite3_key_v2(db, "main", "probe", 5)
         var supported: Set<CipherSetting> = []
         for setting in CipherSetting.allCases where try connection.firstValue("PRAGMA \(setting.rawValue)") != nil {
             supported.insert(setting)
@@ -66,11 +82,31 @@ public struct CipherInfo: Sendable, Equatable {
             default: return nil
             }
         }
+        var formats: Set<CipherSettings.Format> = [.sqlcipher3]
+        if usesProvider || supported.contains(.compatibility) { formats.insert(.sqlcipher4) }
         return CipherInfo(
             cipherVersion: version,
             sqliteVersion: try text("SELECT sqlite_version()") ?? sqliteVersion,
             provider: try text("PRAGMA cipher_provider") ?? "unknown",
             providerVersion: try text("PRAGMA cipher_provider_version"),
-            supportedSettings: supported)
+            supportedSettings: supported,
+            formats: formats,
+            usesDBCryptProvider: usesProvider)
+    }
+
+    /// Runs `body` (which keys a connection or attaches a keyed database) so
+    /// that the codecs it creates use `format`: on SQLCipher 3.4.x by choosing
+    /// the provider's mode for this thread around `body`.
+    ///
+    /// - throws: ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``
+    ///   when the library cannot write `format`, or what `body` throws.
+    func keying<R>(_ format: CipherSettings.Format, _ body: () throws -> R) throws -> R {
+        guard formats.contains(format) else {
+            throw DatabaseError.unsupportedCipherSetting(name: "format \(format.rawValue)", cipherVersion: cipherVersion)
+        }
+        guard usesDBCryptProvider else { return try body() }
+        dbcrypt_provider_select_mode(Int32(format == .sqlcipher4 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1))
+        defer { dbcrypt_provider_select_mode(Int32(DBCRYPT_MODE_DEFAULT)) }
+        return try body()
     }
 }

@@ -1,51 +1,82 @@
-/// The cipher settings a database is created or opened with.
+/// The cipher settings a database is created or opened with: a format and,
+/// optionally, a page size and a KDF iteration count that differ from the
+/// format's.
 ///
-/// A setting left `nil` is the linked SQLCipher's own default (on Debian's
-/// SQLCipher 3.4.1: 1024-byte pages and 64,000 PBKDF2 iterations). The same
-/// settings must be given again to open the file later.
+/// New databases default to ``sqlcipher4``, the format of every SQLCipher
+/// since 4.0 (iOS and Android apps write it). Opening an existing file tries
+/// the settings given, then the other standard format, so files of either
+/// version open with just the key.
 ///
 /// ```swift
 /// var options = Database.Options()
-/// options.cipher = CipherSettings(pageSize: 4096, kdfIterations: 256_000)
+/// options.cipher = .sqlcipher3                      // for peers that only know SQLCipher 3
+/// options.cipher = CipherSettings(.sqlcipher4, pageSize: 8192)
 /// ```
-public struct CipherSettings: Sendable, Equatable {
-    /// The page size in bytes (`PRAGMA cipher_page_size`): a power of two
-    /// from 512 to 65536.
+public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
+    /// A standard SQLCipher file format: its hash for key derivation and
+    /// page HMACs, and its default page size and iteration count.
+    public enum Format: String, Sendable, Equatable, CaseIterable {
+        /// SQLCipher 3: PBKDF2-HMAC-SHA1 with 64,000 iterations, HMAC-SHA1,
+        /// 1024-byte pages, 48 reserved bytes per page.
+        case sqlcipher3
+        /// SQLCipher 4: PBKDF2-HMAC-SHA512 with 256,000 iterations,
+        /// HMAC-SHA512, 4096-byte pages, 80 reserved bytes per page.
+        case sqlcipher4
+
+        /// The format's page size in bytes.
+        public var defaultPageSize: Int { self == .sqlcipher4 ? 4096 : 1024 }
+        /// The format's PBKDF2 iteration count.
+        public var defaultKDFIterations: Int { self == .sqlcipher4 ? 256_000 : 64_000 }
+        /// The other standard format.
+        var other: Format { self == .sqlcipher4 ? .sqlcipher3 : .sqlcipher4 }
+    }
+
+    /// The file format.
+    public var format: Format
+    /// The page size in bytes (a power of two from 512 to 65536); nil is the format's.
     public var pageSize: Int?
-    /// The number of PBKDF2 iterations that turn a passphrase into a key
-    /// (`PRAGMA kdf_iter`). Ignored for raw keys, which skip derivation.
+    /// The PBKDF2 iterations that turn a passphrase into a key; nil is the
+    /// format's. Raw keys skip this derivation.
     public var kdfIterations: Int?
 
-    /// Settings with the given values; `nil` leaves the library's default.
-    public init(pageSize: Int? = nil, kdfIterations: Int? = nil) {
+    /// Settings of `format`, with the page size and iterations given or the format's.
+    public init(_ format: Format, pageSize: Int? = nil, kdfIterations: Int? = nil) {
+        self.format = format
         self.pageSize = pageSize
         self.kdfIterations = kdfIterations
     }
 
-    /// The linked SQLCipher's own defaults.
-    public static let libraryDefaults = CipherSettings()
+    /// SQLCipher 4's defaults: the default for new databases.
+    public static let sqlcipher4 = CipherSettings(.sqlcipher4)
+    /// SQLCipher 3's defaults (also what Debian's `sqlcipher` shell writes).
+    public static let sqlcipher3 = CipherSettings(.sqlcipher3)
 
-    /// The pragmas that apply these settings, in order, after the key, to the
-    /// database `schema` (`main` when nil). Values are validated integers, so
-    /// the SQL never carries caller text.
-    func pragmas(schema: String? = nil) throws -> [(setting: CipherSetting, sql: String)] {
-        let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
-        var result: [(CipherSetting, String)] = []
-        if let pageSize {
-            guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
-                throw DatabaseError.invalidCipherSetting(
-                    name: CipherSetting.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
-            }
-            result.append((.pageSize, prefix + "cipher_page_size = \(pageSize)"))
+    /// The page size in effect.
+    public var effectivePageSize: Int { pageSize ?? format.defaultPageSize }
+    /// The iteration count in effect.
+    public var effectiveKDFIterations: Int { kdfIterations ?? format.defaultKDFIterations }
+
+    /// The other standard format's defaults, tried when these do not open a file.
+    var fallback: CipherSettings { CipherSettings(format.other) }
+
+    /// For example `sqlcipher4 (4096-byte pages, 256000 KDF iterations)`.
+    public var description: String {
+        "\(format.rawValue) (\(effectivePageSize)-byte pages, \(effectiveKDFIterations) KDF iterations)"
+    }
+
+    /// Checks the values before they reach SQLCipher.
+    ///
+    /// - throws: ``DatabaseError/invalidCipherSetting(name:reason:)``.
+    func validate() throws {
+        let pageSize = effectivePageSize
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+            throw DatabaseError.invalidCipherSetting(
+                name: CipherSetting.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
         }
-        if let kdfIterations {
-            guard kdfIterations >= 1 else {
-                throw DatabaseError.invalidCipherSetting(
-                    name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be at least 1")
-            }
-            result.append((.kdfIterations, prefix + "kdf_iter = \(kdfIterations)"))
+        guard effectiveKDFIterations >= 1 else {
+            throw DatabaseError.invalidCipherSetting(
+                name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be at least 1")
         }
-        return result
     }
 }
 

@@ -22,19 +22,4 @@ extension Database {
         }
         guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: nil) }
     }
-
-    /// The cipher settings in effect on this connection (page size and KDF
-    /// iterations), read back from SQLCipher; empty for a plaintext connection.
-    ///
-    /// - throws: ``DatabaseError/connectionClosed``, or the ``DatabaseError`` SQLite reports.
-    public func cipherSettings() throws -> CipherSettings {
-        guard isEncrypted else { return CipherSettings() }
-        func integer(_ sql: String) throws -> Int? {
-            if case let .integer(v)? = try connection.firstValue(sql) { return Int(v) }
-            if case let .text(t)? = try connection.firstValue(sql) { return Int(t) }
-            return nil
-        }
-        return CipherSettings(
-            pageSize: try integer("PRAGMA cipher_page_size"), kdfIterations: try integer("PRAGMA kdf_iter"))
-    }
 }

@@ -18,8 +18,8 @@
 public enum DatabaseEncryption {
     /// Writes an encrypted copy of the plaintext database at `source` to `destination`.
     ///
-    /// - parameter cipher: the new database's cipher settings (default: the
-    ///   linked SQLCipher's); give the same settings to open it later.
+    /// - parameter cipher: the new database's cipher settings (default:
+    ///   SQLCipher 4's); a file in a standard format opens later with just its key.
     /// - throws: ``DatabaseError/fileNotFound(path:)`` when `source` is missing,
     ///   ``DatabaseError/sourceNotPlaintext(path:)``, ``DatabaseError/destinationExists(path:)``,
     ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
@@ -28,29 +28,30 @@ public enum DatabaseEncryption {
     ///   ``DatabaseError/verificationFailed(path:reason:)``.
     public static func encrypt(
         _ source: String, to destination: String, key: DatabaseKey,
-        cipher: CipherSettings = .libraryDefaults, options: ExportOptions = ExportOptions()
+        cipher: CipherSettings = .sqlcipher4, options: ExportOptions = ExportOptions()
     ) throws {
         try requirePlaintext(source)
         try requireKey(key)
         try Export(
-            sourcePath: source, sourceKey: nil, sourceCipher: .libraryDefaults,
+            sourcePath: source, sourceKey: nil, sourceCipher: .sqlcipher4,
             destinationPath: destination, destinationKey: key, destinationCipher: cipher, options: options
         ).run()
     }
 
     /// Writes a plaintext copy of the encrypted database at `source` to `destination`.
     ///
-    /// - parameter cipher: the settings `source` was created with.
+    /// - parameter cipher: the settings `source` was created with; the other
+    ///   standard format is tried when these do not open it.
     /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)``, ``DatabaseError/notEncrypted(path:)``,
     ///   and the errors of ``encrypt(_:to:key:cipher:options:)``.
     public static func decrypt(
-        _ source: String, key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        _ source: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         to destination: String, options: ExportOptions = ExportOptions()
     ) throws {
         try requireEncrypted(source)
         try Export(
             sourcePath: source, sourceKey: key, sourceCipher: cipher,
-            destinationPath: destination, destinationKey: nil, destinationCipher: .libraryDefaults, options: options
+            destinationPath: destination, destinationKey: nil, destinationCipher: .sqlcipher4, options: options
         ).run()
     }
 
@@ -58,13 +59,13 @@ public enum DatabaseEncryption {
     ///
     /// - throws: the errors of ``encrypt(_:to:key:cipher:options:)``.
     public static func migrateInPlace(
-        _ path: String, key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         options: ExportOptions = ExportOptions()
     ) throws {
         try requirePlaintext(path)
         try requireKey(key)
         try Export(
-            sourcePath: path, sourceKey: nil, sourceCipher: .libraryDefaults,
+            sourcePath: path, sourceKey: nil, sourceCipher: .sqlcipher4,
             destinationPath: path, destinationKey: key, destinationCipher: cipher, options: options
         ).run()
     }
@@ -73,18 +74,20 @@ public enum DatabaseEncryption {
     /// cipher settings) in place, atomically, through a full export rather
     /// than `sqlite3_rekey`.
     ///
-    /// - parameter newCipher: the new settings; nil keeps `cipher`.
+    /// - parameter cipher: the current settings, tried first (then the other standard format).
+    /// - parameter newCipher: the new settings; nil keeps the file's current
+    ///   settings. `.sqlcipher4` converts a SQLCipher 3 file, and back.
     /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)`` when `key`
     ///   does not open it, and the errors of ``encrypt(_:to:key:cipher:options:)``.
     public static func changeKey(
-        _ path: String, from key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        _ path: String, from key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         to newKey: DatabaseKey, newCipher: CipherSettings? = nil, options: ExportOptions = ExportOptions()
     ) throws {
         try requireEncrypted(path)
         try requireKey(newKey)
         try Export(
             sourcePath: path, sourceKey: key, sourceCipher: cipher,
-            destinationPath: path, destinationKey: newKey, destinationCipher: newCipher ?? cipher, options: options
+            destinationPath: path, destinationKey: newKey, destinationCipher: newCipher, options: options
         ).run()
     }
 
@@ -110,7 +113,7 @@ public enum DatabaseEncryption {
     /// - throws: the errors of ``migrateInPlace(_:key:cipher:options:)``.
     @discardableResult
     public static func upgradeIfNeeded(
-        _ path: String, key: DatabaseKey, cipher: CipherSettings = .libraryDefaults,
+        _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         progress: (@Sendable (ExportProgress) -> Void)? = nil
     ) throws -> Bool {
         SiblingFile.removeAbandoned(beside: path)

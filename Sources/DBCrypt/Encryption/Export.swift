@@ -32,7 +32,8 @@ struct Export {
     var sourceCipher: CipherSettings
     var destinationPath: String
     var destinationKey: DatabaseKey?
-    var destinationCipher: CipherSettings
+    /// The new file's settings; nil keeps the source's (the settings that opened it).
+    var destinationCipher: CipherSettings?
     var options: ExportOptions
 
     static let target = "dbcrypt_target"
@@ -49,16 +50,17 @@ struct Export {
         let source = try openSource()
         defer { source.close() }
         let facts = try SourceFacts(source)
+        let cipher = destinationCipher ?? source.cipher ?? .sqlcipher4
 
         let sibling = try SiblingFile.create(beside: destinationPath)
         var replaced = false
         defer { if !replaced { sibling.remove() } }
 
         let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
-        try write(from: source, to: sibling, facts: facts, library: library, progress: progress)
+        try write(from: source, to: sibling, cipher: cipher, facts: facts, library: library, progress: progress)
         try sibling.sync()
         try checkCancelled()
-        try verify(sibling.path, against: facts)
+        try verify(sibling.path, cipher: cipher, against: facts)
         try checkCancelled()
         if inPlace { try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)") }
         try sibling.replaceDestination()
@@ -129,16 +131,16 @@ struct Export {
     // MARK: - Writing
 
     private func write(
-        from source: Database, to sibling: SiblingFile, facts: SourceFacts, library: CipherInfo,
+        from source: Database, to sibling: SiblingFile, cipher: CipherSettings, facts: SourceFacts, library: CipherInfo,
         progress: ProgressReporter
     ) throws {
         let connection = source.connection
-        try attach(sibling.path, to: source)
+        try library.keying(cipher.format) { try attach(sibling.path, to: source) }
         defer { try? connection.run("DETACH DATABASE \(Self.target)") }
 
         let target = Self.target
         if destinationKey != nil {
-            try connection.applyCipherSettings(destinationCipher, library: library, schema: target)
+            try connection.applyCipherSettings(cipher, library: library, schema: target)
         }
         // The sibling is thrown away if anything fails, so it needs no journal
         // and no syncs while it is written; it is flushed once at the end.
@@ -148,13 +150,11 @@ struct Export {
             PRAGMA \(target).cache_size = 256;
             PRAGMA \(target).auto_vacuum = \(facts.autoVacuum);
             """)
-        let pageSizeSQL = destinationKey == nil ? "PRAGMA \(target).page_size" : "PRAGMA \(target).cipher_page_size"
-        // SQLCipher 3 answers its own pragmas with text, SQLite with integers.
         let pageSize: Int
-        switch try connection.firstValue(pageSizeSQL) {
-        case let .integer(value)?: pageSize = Int(value)
-        case let .text(text)?: pageSize = Int(text) ?? 4096
-        default: pageSize = 4096
+        if destinationKey != nil {
+            pageSize = cipher.effectivePageSize
+        } else {
+            pageSize = try source.fetchScalar(Int.self, "PRAGMA \(target).page_size") ?? 4096
         }
         progress.start(pageSize: pageSize, total: max(1, (facts.usedBytes + pageSize - 1) / pageSize))
 
@@ -217,10 +217,11 @@ struct Export {
 
     // MARK: - Checking the new file
 
-    private func verify(_ path: String, against facts: SourceFacts) throws {
+    private func verify(_ path: String, cipher: CipherSettings, against facts: SourceFacts) throws {
         var options = Database.Options()
         options.readOnly = true
-        options.cipher = destinationKey == nil ? .libraryDefaults : destinationCipher
+        options.cipher = cipher
+        options.tryOtherFormat = false
         let copy: Database
         do {
             copy = try Database(path: path, key: destinationKey, options: options)

@@ -1,32 +1,44 @@
 import CSQLCipher
 
 // Keying a connection, in the order SQLCipher needs: the key right after
-// sqlite3_open_v2, then the cipher settings, then the first read. SQLCipher
-// derives nothing and reads nothing until that first read, so keying never
-// fails by itself; the read is where a wrong key shows (SQLITE_NOTADB), and
-// the connection is only handed out after it succeeded.
+// sqlite3_open_v2 (with the format chosen as the codec is created), then the
+// cipher settings, then the first read. SQLCipher derives nothing and reads
+// nothing until that first read, so keying never fails by itself; the read is
+// where a wrong key shows (SQLITE_NOTADB), and the connection is only handed
+// out after it succeeded. After a failed read the connection is unusable:
+// trying other settings takes a fresh connection.
 extension Connection {
-    /// Hands the key to SQLCipher through `sqlite3_key_v2`, never SQL text.
-    func applyKey(_ key: DatabaseKey) throws {
+    /// Hands the key to SQLCipher through `sqlite3_key_v2`, never SQL text,
+    /// then applies `settings`.
+    func applyKey(_ key: DatabaseKey, settings: CipherSettings, library: CipherInfo) throws {
+        try settings.validate()
         let db = try open()
-        let code = key.material.withUnsafeBytes { bytes in
-            sqlite3_key_v2(db, "main", bytes.baseAddress, Int32(bytes.count))
+        let code = try library.keying(settings.format) {
+            key.material.withUnsafeBytes { bytes in
+                sqlite3_key_v2(db, "main", bytes.baseAddress, Int32(bytes.count))
+            }
         }
         guard code == SQLITE_OK else {
             // SQLite's message for a failed key call never contains the key.
             throw DatabaseError.fromConnection(db, code: code, sql: nil)
         }
+        try applyCipherSettings(settings, library: library)
     }
 
-    /// Applies the cipher settings, refusing those the linked SQLCipher does not know.
-    /// `schema` names an attached database; nil is `main`.
+    /// Applies the page size and iteration count (and, on SQLCipher 4.x, the
+    /// format) to `schema`, an attached database, or `main` when nil.
     func applyCipherSettings(_ settings: CipherSettings, library: CipherInfo, schema: String? = nil) throws {
-        for (setting, sql) in try settings.pragmas(schema: schema) {
-            guard library.supports(setting) else {
-                throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
-            }
-            try run(sql)
+        try settings.validate()
+        let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
+        if !library.usesDBCryptProvider && library.supports(.compatibility) {
+            try run(prefix + "cipher_compatibility = \(settings.format == .sqlcipher4 ? 4 : 3)")
         }
+        for setting in [CipherSetting.pageSize, .kdfIterations] where !library.supports(setting) {
+            throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
+        }
+        // Validated integers only: no caller text reaches the SQL.
+        try run(prefix + "cipher_page_size = \(settings.effectivePageSize)")
+        try run(prefix + "kdf_iter = \(settings.effectiveKDFIterations)")
     }
 
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
