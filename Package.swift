@@ -21,7 +21,7 @@ let package = Package(
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
         // A child process the tests kill mid-way or run under a file-size limit.
-        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt"], path: "Tests/DBCryptTestHelper"),
+        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,8 +5,14 @@
 //       DBCRYPT_TEST_KEY: the new key
 //   DBCryptTestHelper change-key PATH [--fsize-limit BYTES]
 //       DBCRYPT_TEST_KEY: the current key, DBCRYPT_TEST_NEW_KEY: the new one
+//   DBCryptTestHelper wrong-reserve PATH
+//       DBCRYPT_TEST_KEY: the key of PATH, a SQLCipher 3 file. Keys a raw
+//       connection as SQLCipher 3 (48 reserved bytes), switches its HMAC to
+//       SHA-512 without recomputing the reserve, and reads: prints what
+//       happened instead of writing past SQLCipher's page buffers.
 //
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
+import CSQLCipher
 import DBCrypt
 import Foundation
 
@@ -34,6 +40,8 @@ do {
     switch arguments[1] {
     case "migrate":
         try DatabaseEncryption.migrateInPlace(arguments[2], key: key("DBCRYPT_TEST_KEY"))
+    case "wrong-reserve":
+        try wrongReserve(arguments[2], key: ProcessInfo.processInfo.environment["DBCRYPT_TEST_KEY"] ?? "")
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:
@@ -44,4 +52,18 @@ do {
 } catch {
     FileHandle.standardError.write(Data("\(error)\n".utf8))
     exit(1)
+}
+
+/// See `wrong-reserve` above.
+func wrongReserve(_ path: String, key: String) throws {
+    _ = try CipherInfo.linked()   // installs DBCrypt's provider
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { exit(3) }
+    defer { sqlite3_close_v2(db) }
+    _ = sqlite3_key_v2(db, "main", key, Int32(key.utf8.count))
+    _ = sqlite3_exec(db, "PRAGMA cipher = 'aes-256-cbc-hmac-sha512'", nil, nil, nil)
+    for sql in ["SELECT count(*) FROM sqlite_master", "SELECT count(*) FROM t", "INSERT INTO t VALUES (1)"] {
+        let code = sqlite3_exec(db, sql, nil, nil, nil)
+        print("\(sql): \(code == SQLITE_OK ? "ok" : "refused (\(code))")")
+    }
 }
