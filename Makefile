@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap
+.PHONY: demo test build bootstrap bench
 
 bootstrap:
 	@scripts/bootstrap
@@ -19,3 +19,8 @@ test: bootstrap
 	@scripts/interop-venv
 	@scripts/run-quickstart >/dev/null
 	swift test --disable-swift-testing
+
+## bench: the benchmarks, in release mode; results go in BENCHMARKS.md.
+bench: bootstrap
+	swift build -c release --product DBCryptBenchmarks
+	.build/release/DBCryptBenchmarks provider --rounds 11

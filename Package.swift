@@ -20,6 +20,12 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto")]
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
+        // `make bench`: see BENCHMARKS.md.
+        .executableTarget(
+            name: "DBCryptBenchmarks",
+            dependencies: ["DBCrypt", "CSQLCipher", "CCipherProvider"],
+            path: "Benchmarks/DBCryptBenchmarks"
+        ),
         // A child process the tests kill mid-way or run under a file-size limit.
         .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper"]),

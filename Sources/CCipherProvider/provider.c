@@ -21,9 +21,14 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+// The low-level SHA functions are deprecated in OpenSSL 3 but stay its
+// fastest path: a digest state is a plain struct, copied for each page
+// instead of the allocating EVP_MD_CTX_copy_ex.
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 // The provider table of SQLCipher 3.4.x (src/sqlcipher.h, not installed by Debian).
 typedef struct {
@@ -67,6 +72,9 @@ static char version_text[128];
 
 static _Thread_local int selected_mode = DBCRYPT_MODE_DEFAULT;
 
+// A SHA-1 or SHA-512 digest state, by the mode.
+typedef union { SHA_CTX sha1; SHA512_CTX sha512; } digest_state;
+
 typedef struct {
     int mode;
     int poisoned;
@@ -75,12 +83,13 @@ typedef struct {
     unsigned char cipher_key[2][KEY_SIZE];
     int cipher_keyed[2];
     // HMAC as two digest states (key XOR ipad, key XOR opad) computed once per key.
-    EVP_MD_CTX *inner, *outer, *work;
+    digest_state inner, outer;
     unsigned char hmac_key[KEY_SIZE];
     int hmac_keyed;
 } context;
 
 static const EVP_MD *digest(const context *c) { return c->mode == DBCRYPT_MODE_SHA512 ? sha512 : sha1; }
+
 static int hmac_size(const context *c) { return c->mode == DBCRYPT_MODE_SHA512 ? 64 : 20; }
 
 // The page size a buffer of `size` bytes belongs to: the next power of two
@@ -124,19 +133,31 @@ static int kdf(void *ctx, const unsigned char *pass, int pass_sz, unsigned char 
         ? OK : ERROR;
 }
 
+static void digest_init(const context *c, void *state) {
+    if (c->mode == DBCRYPT_MODE_SHA512) SHA512_Init(state); else SHA1_Init(state);
+}
+
+static void digest_update(const context *c, void *state, const void *data, size_t size) {
+    if (c->mode == DBCRYPT_MODE_SHA512) SHA512_Update(state, data, size); else SHA1_Update(state, data, size);
+}
+
+static void digest_final(const context *c, void *state, unsigned char *out) {
+    if (c->mode == DBCRYPT_MODE_SHA512) SHA512_Final(out, state); else SHA1_Final(out, state);
+}
+
 static int set_hmac_key(context *c, const unsigned char *key, int key_sz) {
-    const EVP_MD *md = digest(c);
-    int block = EVP_MD_get_block_size(md);
-    unsigned char pad[128];
-    if (key_sz > KEY_SIZE || block > (int)sizeof pad) return ERROR;
+    int block = c->mode == DBCRYPT_MODE_SHA512 ? SHA512_CBLOCK : SHA_CBLOCK;
+    unsigned char pad[SHA512_CBLOCK];
+    if (key_sz > KEY_SIZE) return ERROR;
     memset(pad, 0x36, block);
     for (int i = 0; i < key_sz; i++) pad[i] ^= key[i];
-    int ok = EVP_DigestInit_ex2(c->inner, md, NULL) && EVP_DigestUpdate(c->inner, pad, block);
+    digest_init(c, &c->inner);
+    digest_update(c, &c->inner, pad, block);
     memset(pad, 0x5c, block);
     for (int i = 0; i < key_sz; i++) pad[i] ^= key[i];
-    ok = ok && EVP_DigestInit_ex2(c->outer, md, NULL) && EVP_DigestUpdate(c->outer, pad, block);
+    digest_init(c, &c->outer);
+    digest_update(c, &c->outer, pad, block);
     OPENSSL_cleanse(pad, sizeof pad);
-    if (!ok) return ERROR;
     memcpy(c->hmac_key, key, key_sz);
     c->hmac_keyed = key_sz;
     return OK;
@@ -156,13 +177,14 @@ static int hmac(void *ctx, unsigned char *key, int key_sz, unsigned char *in, in
         if (set_hmac_key(c, key, key_sz) != OK) return ERROR;
     }
     unsigned char inner_hash[MAX_HMAC_SIZE];
-    unsigned int length = 0;
-    if (!EVP_MD_CTX_copy_ex(c->work, c->inner) || !EVP_DigestUpdate(c->work, in, in_sz)
-        || !EVP_DigestUpdate(c->work, in2, in2_sz) || !EVP_DigestFinal_ex(c->work, inner_hash, &length)
-        || !EVP_MD_CTX_copy_ex(c->work, c->outer) || !EVP_DigestUpdate(c->work, inner_hash, length)
-        || !EVP_DigestFinal_ex(c->work, out, &length)) {
-        return ERROR;
-    }
+    digest_state work = c->inner;
+    digest_update(c, &work, in, in_sz);
+    digest_update(c, &work, in2, in2_sz);
+    digest_final(c, &work, inner_hash);
+    work = c->outer;
+    digest_update(c, &work, inner_hash, size);
+    digest_final(c, &work, out);
+    OPENSSL_cleanse(&work, sizeof work);
     return OK;
 }
 
@@ -182,7 +204,9 @@ static int cipher(void *ctx, int encrypt, unsigned char *key, int key_sz, unsign
     EVP_CIPHER_CTX *e = c->cipher[direction];
     int ok;
     if (!c->cipher_keyed[direction] || CRYPTO_memcmp(c->cipher_key[direction], key, KEY_SIZE) != 0) {
-        ok = EVP_CipherInit_ex2(e, aes256cbc, key, iv, direction, NULL);
+        // Pages are whole blocks: no padding. The setting survives the IV-only
+        // re-initialisations below.
+        ok = EVP_CipherInit_ex2(e, aes256cbc, key, iv, direction, NULL) && EVP_CIPHER_CTX_set_padding(e, 0);
         if (ok) {
             memcpy(c->cipher_key[direction], key, KEY_SIZE);
             c->cipher_keyed[direction] = 1;
@@ -191,7 +215,7 @@ static int cipher(void *ctx, int encrypt, unsigned char *key, int key_sz, unsign
         ok = EVP_CipherInit_ex2(e, NULL, NULL, iv, direction, NULL);
     }
     int written = 0;
-    ok = ok && EVP_CIPHER_CTX_set_padding(e, 0) && EVP_CipherUpdate(e, out, &written, in, in_sz);
+    ok = ok && EVP_CipherUpdate(e, out, &written, in, in_sz);
     if (!ok || written != in_sz) {
         memset(out, 0, in_sz);
         return ERROR;
@@ -241,9 +265,6 @@ static int ctx_free(void **ctx) {
     if (c == NULL) return OK;
     EVP_CIPHER_CTX_free(c->cipher[0]);
     EVP_CIPHER_CTX_free(c->cipher[1]);
-    EVP_MD_CTX_free(c->inner);
-    EVP_MD_CTX_free(c->outer);
-    EVP_MD_CTX_free(c->work);
     OPENSSL_clear_free(c, sizeof *c);
     *ctx = NULL;
     return OK;
@@ -256,10 +277,7 @@ static int ctx_init(void **ctx) {
     c->mode = selected_mode == DBCRYPT_MODE_SHA512 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1;
     c->cipher[0] = EVP_CIPHER_CTX_new();
     c->cipher[1] = EVP_CIPHER_CTX_new();
-    c->inner = EVP_MD_CTX_new();
-    c->outer = EVP_MD_CTX_new();
-    c->work = EVP_MD_CTX_new();
-    if (!c->cipher[0] || !c->cipher[1] || !c->inner || !c->outer || !c->work) {
+    if (!c->cipher[0] || !c->cipher[1]) {
         ctx_free(ctx);
         return NOMEM;
     }

@@ -1,0 +1,32 @@
+// DBCrypt's benchmarks. `make bench` runs them all in release mode; see BENCHMARKS.md.
+//
+//   DBCryptBenchmarks provider [--rounds N] [--rows N]
+//       SQLCipher's stock crypto provider against DBCrypt's, SQLCipher 3
+//       against SQLCipher 4: keyed inserts and scans through the raw C API.
+//   DBCryptBenchmarks measure CONFIG ROWS
+//       one measurement in this process (the parent runs each in a child, so
+//       that the stock provider is measured in a process that never installed
+//       DBCrypt's)
+import Foundation
+
+let arguments = CommandLine.arguments
+func option(_ name: String, default value: Int) -> Int {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let n = Int(arguments[index + 1]) else {
+        return value
+    }
+    return n
+}
+
+switch arguments.dropFirst().first {
+case "measure":
+    guard arguments.count == 4, let config = ProviderConfiguration(rawValue: arguments[2]), let rows = Int(arguments[3]) else {
+        fatalError("usage: DBCryptBenchmarks measure CONFIG ROWS")
+    }
+    let result = try measure(config, rows: rows)
+    print(result.insert, result.scan)
+case "provider", nil:
+    try runProviderBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
+default:
+    FileHandle.standardError.write(Data("usage: DBCryptBenchmarks [provider] [--rounds N] [--rows N]\n".utf8))
+    exit(2)
+}
