@@ -5,6 +5,10 @@ let package = Package(
     name: "DBCrypt",
     products: [
         .library(name: "DBCrypt", targets: ["DBCrypt"]),
+        .executable(name: "dbcrypt", targets: ["dbcrypt"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // Debian's libsqlcipher-dev (SQLCipher 3.4.1) or Homebrew's sqlcipher (4.x).
@@ -20,6 +24,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto")]
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
+        // The command-line tool.
+        .executableTarget(
+            name: "dbcrypt",
+            dependencies: ["DBCrypt", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
             name: "DBCryptBenchmarks",
@@ -29,6 +38,8 @@ let package = Package(
         // A child process the tests kill mid-way or run under a file-size limit.
         .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper"]),
+        // End-to-end tests of the built `dbcrypt` binary, run as a child process.
+        .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,26 @@
+import ArgumentParser
+
+/// `dbcrypt`: encrypt, decrypt, re-key, check and query SQLCipher databases.
+@main
+struct DBCryptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dbcrypt",
+        abstract: "Encrypt, decrypt, re-key, check and query SQLCipher databases.",
+        discussion: """
+            Keys never go on the command line: give --key-env NAME (the key is in that \
+            environment variable) or --key-file PATH; with neither, dbcrypt asks on the \
+            terminal without echo. A key file or variable holds a passphrase (one trailing \
+            newline is ignored) or a raw key written x'<64 hex digits>' (or x'<96 hex \
+            digits>' with its salt).
+
+            Exit status: 0 success; 1 failure; 3 wrong key, or not a database; 4 damage \
+            found by check; 64 usage error.
+
+            Example:
+              export APP_KEY='correct horse battery staple'
+              dbcrypt migrate app.db --key-env APP_KEY
+              dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
+            """,
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self]
+    )
+}

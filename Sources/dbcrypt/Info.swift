@@ -1,0 +1,86 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+
+/// `dbcrypt info`: what a database file is.
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Describe a database: format, cipher settings, pages, tables, user_version.",
+        discussion: """
+            Without a key (and no terminal to ask on), an encrypted file is described from \
+            the outside only: its size, and that it is encrypted or not a database.
+
+            Example:
+              dbcrypt info app.db --key-env APP_KEY --json
+            """)
+
+    @Argument(help: "The database.")
+    var database: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+
+    func run() throws {
+        try reportingErrors {
+            let format = try requireDatabaseFile(database)
+            let library = try CipherInfo.linked()
+            var facts: [(String, JSONValue)] = [
+                ("path", .string(database)),
+                ("size", .number(Double(FileManager.default.sizeOfFile(atPath: database)))),
+                ("sqlcipher", .string(library.cipherVersion)),
+                ("provider", .string(library.provider)),
+            ]
+            let databaseKey: DatabaseKey?
+            switch format {
+            case .plaintext:
+                facts.append(("format", .string("plaintext")))
+                databaseKey = key.isGiven ? try key.key(prompt: "") : nil
+            default:
+                if !key.isGiven && isatty(STDIN_FILENO) != 1 {
+                    facts.append(("format", .string("encrypted or not a database (give the key for more)")))
+                    return print(render(facts))
+                }
+                databaseKey = try key.key(prompt: "Key for \(database): ")
+            }
+            let db = try Database(path: database, key: databaseKey, options: cipher.databaseOptions(readOnly: true))
+            if let settings = db.cipher {
+                facts.append(("format", .string(settings.format.rawValue)))
+                facts.append(("cipher_page_size", .number(Double(settings.effectivePageSize))))
+                facts.append(("kdf_iter", .number(Double(settings.effectiveKDFIterations))))
+            }
+            for pragma in ["page_size", "page_count", "freelist_count", "user_version", "application_id", "journal_mode"] {
+                if let value = try db.fetchOne("PRAGMA \(pragma)")?[0] { facts.append((pragma, JSONValue(value))) }
+            }
+            var tables: [(String, JSONValue)] = []
+            for name in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                tables.append((name, .number(Double(try db.fetchScalar(Int.self, "SELECT count(*) FROM \(quoted)") ?? 0))))
+            }
+            facts.append(("tables", .object(tables)))
+            print(render(facts))
+        }
+    }
+
+    private func render(_ facts: [(String, JSONValue)]) -> String {
+        if json { return JSONValue.object(facts).encoded }
+        var lines: [String] = []
+        for (name, value) in facts {
+            if case let .object(tables) = value {
+                lines.append("tables:" + (tables.isEmpty ? " none" : ""))
+                for (table, rows) in tables { lines.append("  \(table): \(rows.plain) rows") }
+            } else {
+                lines.append("\(name): \(value.plain)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension FileManager {
+    func sizeOfFile(atPath path: String) -> Int {
+        ((try? attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+}

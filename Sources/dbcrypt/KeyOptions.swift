@@ -1,0 +1,81 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+
+/// Where the key of the database comes from. There is deliberately no option
+/// that takes the key itself: arguments are visible to every user of the machine.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("key-env"), help: ArgumentHelp("Read the key from this environment variable.", valueName: "NAME"))
+    var keyEnvironment: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("Read the key from this file.", valueName: "PATH"))
+    var keyFile: String?
+
+    func validate() throws {
+        if keyEnvironment != nil && keyFile != nil { throw ValidationError("Give --key-env or --key-file, not both.") }
+    }
+
+    /// Whether a key was given on the command line.
+    var isGiven: Bool { keyEnvironment != nil || keyFile != nil }
+
+    /// The key: from the variable or file, else asked on the terminal
+    /// (twice when `confirm`). Throws "no key given" when there is no terminal.
+    func key(prompt: String, confirm: Bool = false) throws -> DatabaseKey {
+        if let keyEnvironment { return try KeyInput.fromEnvironment(keyEnvironment) }
+        if let keyFile { return try KeyInput.fromFile(keyFile) }
+        return try KeyInput.prompt(prompt, confirm: confirm, hint: "--key-env or --key-file")
+    }
+}
+
+/// Where the new key of `rekey` comes from.
+struct NewKeyOptions: ParsableArguments {
+    @Option(name: .customLong("new-key-env"), help: ArgumentHelp("Read the new key from this environment variable.", valueName: "NAME"))
+    var keyEnvironment: String?
+
+    @Option(name: .customLong("new-key-file"), help: ArgumentHelp("Read the new key from this file.", valueName: "PATH"))
+    var keyFile: String?
+
+    func validate() throws {
+        if keyEnvironment != nil && keyFile != nil { throw ValidationError("Give --new-key-env or --new-key-file, not both.") }
+    }
+
+    /// The new key, from the variable or file, else asked twice on the terminal.
+    func key(prompt: String) throws -> DatabaseKey {
+        if let keyEnvironment { return try KeyInput.fromEnvironment(keyEnvironment) }
+        if let keyFile { return try KeyInput.fromFile(keyFile) }
+        return try KeyInput.prompt(prompt, confirm: true, hint: "--new-key-env or --new-key-file")
+    }
+}
+
+/// The cipher settings of a file to create, or of an existing file whose
+/// settings are not one of the standard formats.
+struct CipherOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("sqlcipher4 (the default for new files) or sqlcipher3.", valueName: "FORMAT"))
+    var format: CipherSettings.Format?
+
+    @Option(help: ArgumentHelp("Page size in bytes, if not the format's.", valueName: "BYTES"))
+    var pageSize: Int?
+
+    @Option(name: .customLong("kdf-iter"), help: ArgumentHelp("PBKDF2 iterations, if not the format's.", valueName: "N"))
+    var kdfIterations: Int?
+
+    /// Whether any setting was given.
+    var isGiven: Bool { format != nil || pageSize != nil || kdfIterations != nil }
+
+    /// The settings given, on top of SQLCipher 4's.
+    var settings: CipherSettings {
+        CipherSettings(format ?? .sqlcipher4, pageSize: pageSize, kdfIterations: kdfIterations)
+    }
+
+    /// Options that open a file with these settings (the other standard
+    /// format is still tried when they do not fit).
+    func databaseOptions(readOnly: Bool = false) -> Database.Options {
+        var options = Database.Options()
+        options.cipher = settings
+        options.readOnly = readOnly
+        options.create = false
+        return options
+    }
+}
+
+extension CipherSettings.Format: ExpressibleByArgument {}

@@ -1,0 +1,35 @@
+import DBCrypt
+import Foundation
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+final class ProgressBar: @unchecked Sendable {
+    // @unchecked: the routines call progress on their own thread, one call at a time.
+    private let label: String
+    private let pageSize: Int
+    private let start = Date()
+
+    private init(label: String, pageSize: Int) {
+        self.label = label
+        self.pageSize = pageSize
+    }
+
+    /// The progress callback for a routine, or nil when stderr is not a terminal.
+    static func callback(label: String, pageSize: Int) -> (@Sendable (ExportProgress) -> Void)? {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        let bar = ProgressBar(label: label, pageSize: pageSize)
+        return { bar.draw($0) }
+    }
+
+    private func draw(_ progress: ExportProgress) {
+        let width = 30
+        let filled = Int(progress.fraction * Double(width))
+        let elapsed = max(Date().timeIntervalSince(start), 0.001)
+        let rate = Double(progress.completed * pageSize) / elapsed / 1_048_576
+        let line = String(format: "\r%@ [%@%@] %3d%%  %.1f MiB/s", label,
+                          String(repeating: "#", count: filled), String(repeating: " ", count: width - filled),
+                          Int(progress.fraction * 100), rate)
+        var text = line
+        if progress.completed >= progress.total { text += "\n" }
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+
+/// `dbcrypt sql`: run SQL.
+struct SQL: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run SQL on a database and print the rows.",
+        discussion: """
+            Statements separated by semicolons run in order. Rows print as an aligned table, \
+            or as JSON (an array of objects per statement; blobs in base64) or CSV (a header \
+            line, then one line per row; blobs in base64) on request. A database that does \
+            not exist is created: encrypted when a key is given, plaintext otherwise.
+
+            Example:
+              dbcrypt sql app.db --key-env APP_KEY "SELECT id, title FROM notes LIMIT 5"
+              dbcrypt sql app.db --key-env APP_KEY --csv "SELECT * FROM notes" > notes.csv
+            """)
+
+    @Argument(help: "The database.")
+    var database: String
+
+    @Argument(help: "The SQL to run.")
+    var sql: String
+
+    @Flag(help: "Print rows as JSON.")
+    var json = false
+
+    @Flag(help: "Print rows as CSV.")
+    var csv = false
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+
+    func validate() throws {
+        if json && csv { throw ValidationError("Give --json or --csv, not both.") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let format = try FileFormat.detect(at: database)
+            if format == .empty && !key.isGiven {
+                throw CLIError("\(database) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
+            }
+            let needsKey = key.isGiven || format == .notPlaintext
+            let databaseKey = needsKey ? try key.key(prompt: "Key for \(database): ") : nil
+            var options = cipher.databaseOptions()
+            options.create = true
+            let db = try Database(path: database, key: databaseKey, options: options)
+            let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
+            try db.executeScript(sql) { cursor in try output.print(cursor) }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// Every secret the end-to-end tests use: no run may show one in its
+/// arguments, its output or its errors.
+let testSecrets = ["cli-secret-passphrase", "cli-other-passphrase", "0123abcd0123abcd", "0123ABCD0123ABCD"]
+let passphrase = testSecrets[0]
+let otherPassphrase = testSecrets[1]
+let rawKeyHex = String(repeating: "0123abcd", count: 8)
+
+/// What one run of `dbcrypt` did.
+struct Run {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+/// The `dbcrypt` binary, built beside the test bundle.
+let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("dbcrypt").path
+
+/// Runs `dbcrypt` with `arguments`, `environment` added to this process's,
+/// and no terminal (standard input is empty). Checks that no secret appears
+/// in the arguments or in anything printed.
+@discardableResult
+func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
+             file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: dbcryptPath)
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
+    var env = ProcessInfo.processInfo.environment
+    env.merge(environment) { $1 }
+    process.environment = env
+    let output = Pipe(), errors = Pipe()
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let run = Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                  stderr: String(decoding: err, as: UTF8.self))
+    for secret in testSecrets {
+        for text in arguments + [run.stdout, run.stderr] {
+            XCTAssertFalse(text.contains(secret), "a key appeared in: \(text.prefix(200))", file: file, line: line)
+        }
+    }
+    return run
+}
+
+/// The environment that gives `dbcrypt --key-env KEY` the test passphrase.
+let keyEnvironment = ["KEY": passphrase, "OTHER": otherPassphrase]
+
+/// A fresh directory removed at the end of the test.
+func temporaryDirectory(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// A plaintext database with two tables and `rows` notes.
+func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
+    let db = try Database(path: path)
+    try db.execute("""
+        CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE note(id INTEGER PRIMARY KEY, author_id INTEGER, title TEXT, body BLOB, score REAL);
+        INSERT INTO author(name) VALUES ('Ada'), ('Grace');
+        PRAGMA user_version = 3;
+        """)
+    try db.inTransaction { db in
+        for i in 0..<rows {
+            try db.execute("INSERT INTO note(author_id, title, body, score) VALUES (?, ?, ?, ?)",
+                           [i % 2 + 1, "title, \"quoted\" \(i)", Data([UInt8(i % 256), 0, 1]), Double(i) / 4])
+        }
+    }
+    db.close()
+}
+
+/// The bytes of a file, to prove it unchanged.
+func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+/// The interop virtualenv's Python, set up by `make test`.
+let interopPython = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent(".build/interop-venv/bin/python").path
+
+/// Runs `script` with the virtualenv's Python; `path` and `key` (from the
+/// environment) are defined for it. Returns what it printed.
+func runPeer(_ path: String, key: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    guard FileManager.default.isExecutableFile(atPath: interopPython) else {
+        XCTFail("the interop virtualenv is missing: run scripts/interop-venv (make test does)", file: file, line: line)
+        return ""
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: interopPython)
+    process.arguments = ["-c", "import os, sys\npath = sys.argv[1]\nkey = os.environ['PEER_KEY']\n" + script, path]
+    var env = ProcessInfo.processInfo.environment
+    env["PEER_KEY"] = key
+    process.environment = env
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    XCTAssertEqual(process.terminationStatus, 0, complaint, file: file, line: line)
+    return String(decoding: printed, as: UTF8.self)
+}
+
+/// Runs Debian's `sqlcipher` shell with `script` on standard input.
+func runSQLCipherShell(_ path: String, _ script: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlcipher")
+    process.arguments = ["-batch", "-bail", path]
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    input.fileHandleForWriting.write(Data(script.utf8))
+    try input.fileHandleForWriting.close()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: printed, as: UTF8.self)
+}

@@ -1,0 +1,58 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt check`: its exit status says what it found.
+final class CheckCommandTests: XCTestCase {
+    func testIntactDatabasesExitZero() throws {
+        let dir = try temporaryDirectory(self)
+        let plain = dir.appendingPathComponent("plain.db").path
+        try makePlaintextDatabase(plain)
+        XCTAssertEqual(try dbcrypt(["check", plain]).status, 0)
+        let encrypted = dir.appendingPathComponent("encrypted.db").path
+        try DatabaseEncryption.encrypt(plain, to: encrypted, key: .passphrase(passphrase))
+        let run = try dbcrypt(["check", encrypted, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.hasPrefix("ok:"), run.stdout)
+    }
+
+    func testWrongKeyGarbageAndEmptyFilesExitThree() throws {
+        let dir = try temporaryDirectory(self)
+        let encrypted = dir.appendingPathComponent("encrypted.db").path
+        try makePlaintextDatabase(encrypted)
+        try DatabaseEncryption.migrateInPlace(encrypted, key: .passphrase(passphrase))
+        let garbage = dir.appendingPathComponent("garbage.db").path
+        try Data((0..<9000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: URL(fileURLWithPath: garbage))
+        let empty = dir.appendingPathComponent("empty.db").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        for (path, key) in [(encrypted, "OTHER"), (garbage, "KEY"), (empty, "KEY")] {
+            let before = try contents(path)
+            let run = try dbcrypt(["check", path, "--key-env", key], environment: keyEnvironment)
+            XCTAssertEqual(run.status, 3, "\(path): \(run.stderr)")
+            XCTAssertEqual(try contents(path), before)
+        }
+    }
+
+    func testTruncatedEncryptedFileIsReportedAsDamage() throws {
+        let dir = try temporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3000)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let full = try contents(path)
+        try full.prefix(full.count / 2).write(to: URL(fileURLWithPath: path))
+        let run = try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 4, run.stdout + run.stderr)
+        XCTAssertTrue(run.stderr.contains("is damaged"), run.stderr)
+    }
+
+    func testCorruptedPageInsideAnEncryptedFileIsReportedAsDamage() throws {
+        let dir = try temporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3000)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        var bytes = try contents(path)
+        bytes[4096 * 3 + 100] ^= 0xFF   // one byte of the fourth page: its HMAC no longer matches
+        try bytes.write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment).status, 4)
+    }
+}
