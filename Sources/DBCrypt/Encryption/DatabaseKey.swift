@@ -36,7 +36,9 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
     }
 
     /// A passphrase key from text (its UTF-8 bytes). DBCrypt copies the bytes
-    /// and wipes its copy; it cannot wipe the caller's `String`.
+    /// and wipes its copy; it cannot wipe the caller's `String`. As in every
+    /// SQLCipher, text written exactly `x'<64 or 96 hex digits>'` is taken as
+    /// that raw key, not as a passphrase.
     public static func passphrase(_ passphrase: String) -> DatabaseKey {
         DatabaseKey(kind: .passphrase, material: SecretBytes(passphrase.utf8))
     }

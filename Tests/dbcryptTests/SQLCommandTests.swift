@@ -1,0 +1,76 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt sql`: tables, JSON and CSV that parse back to the rows.
+final class SQLCommandTests: XCTestCase {
+    var path: String!
+
+    override func setUpWithError() throws {
+        path = try temporaryDirectory(self).appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 5)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+    }
+
+    func testJSONParsesBackToTheRows() throws {
+        let run = try dbcrypt(["sql", path, "--key-env", "KEY", "--json", "SELECT id, title, body, score, NULL AS nothing FROM note ORDER BY id"],
+                              environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(rows.count, 5)
+        XCTAssertEqual(rows[2]["id"] as? Int, 3)
+        XCTAssertEqual(rows[2]["title"] as? String, "title, \"quoted\" 2")
+        XCTAssertEqual((rows[2]["body"] as? String).flatMap { Data(base64Encoded: $0) }, Data([2, 0, 1]))
+        XCTAssertEqual(rows[2]["score"] as? Double, 0.5)
+        XCTAssertTrue(rows[2]["nothing"] is NSNull)
+    }
+
+    func testCSVParsesBackToTheRows() throws {
+        let run = try dbcrypt(["sql", path, "--key-env", "KEY", "--csv", "SELECT id, title, score FROM note ORDER BY id"],
+                              environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let records = parseCSV(run.stdout)
+        XCTAssertEqual(records.first, ["id", "title", "score"])
+        XCTAssertEqual(records.count, 6)
+        XCTAssertEqual(records[3], ["3", "title, \"quoted\" 2", "0.5"])
+    }
+
+    func testTableOutputAndScriptsOfSeveralStatements() throws {
+        let run = try dbcrypt(["sql", path, "--key-env", "KEY",
+                               "INSERT INTO author(name) VALUES ('Linus'); SELECT id, name FROM author ORDER BY id"],
+                              environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "id  name\n--  -----\n1   Ada\n2   Grace\n3   Linus\n")
+    }
+
+    func testSQLErrorsAreOneSentenceAndMissingKeyIsRefused() throws {
+        let bad = try dbcrypt(["sql", path, "--key-env", "KEY", "SELECT * FROM nowhere"], environment: keyEnvironment)
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertEqual(bad.stderr, "dbcrypt: SQLite error 1: no such table: nowhere (in `SELECT * FROM nowhere`).\n")
+        let noKey = try dbcrypt(["sql", path, "SELECT 1"])
+        XCTAssertEqual(noKey.status, 1)
+        XCTAssertTrue(noKey.stderr.contains("No key given"), noKey.stderr)
+        XCTAssertEqual(try dbcrypt(["sql", path, "--json", "--csv", "--key-env", "KEY", "SELECT 1"], environment: keyEnvironment).status, 64)
+    }
+
+    /// RFC 4180 records: quoted fields may hold commas, quotes and newlines.
+    private func parseCSV(_ text: String) -> [[String]] {
+        var records: [[String]] = [], record: [String] = [], field = ""
+        var quoted = false, previousQuote = false
+        for c in text {
+            if quoted {
+                if c == "\"" { quoted = false; previousQuote = true } else { field.append(c) }
+                continue
+            }
+            switch c {
+            case "\"": if previousQuote { field.append("\"") }; quoted = true
+            case ",": record.append(field); field = ""
+            case "\r\n", "\n": record.append(field); records.append(record); record = []; field = ""
+            default: field.append(c)
+            }
+            previousQuote = false
+        }
+        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
+        return records
+    }
+}
