@@ -7,10 +7,10 @@ bootstrap:
 build: bootstrap
 	swift build
 
-## demo: builds DBCrypt and runs the README's quick start: an encrypted
-## database created, written, re-opened, and refused with a wrong key.
+## demo: the main job end to end: builds dbcrypt, encrypts a sample
+## plaintext database in place, queries it, exports it back and compares.
 demo: bootstrap
-	@scripts/run-quickstart
+	@scripts/demo
 
 ## test: every test. The interoperability peers are installed into
 ## .build/interop-venv, the README's quick start is built and run, then the
