@@ -37,9 +37,11 @@ let package = Package(
         ),
         // A child process the tests kill mid-way or run under a file-size limit.
         .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
-        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper"]),
+        // Temporary directories and the peers both test targets run.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper", "TestSupport"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
-        .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt"]),
+        .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -76,20 +76,3 @@ enum EncryptionFixture {
         try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
     }
 }
-
-/// Reads a plaintext database with Python's sqlite3 module (the system's
-/// SQLite, which DBCrypt does not link) and returns what the script printed.
-func runPythonSQLite(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script, path]
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    let complaint = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    XCTAssertEqual(process.terminationStatus, 0, String(decoding: complaint, as: UTF8.self), file: file, line: line)
-    return String(decoding: printed, as: UTF8.self)
-}

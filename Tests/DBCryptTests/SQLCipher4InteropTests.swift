@@ -141,36 +141,10 @@ final class SQLCipher4InteropTests: XCTestCase {
 
     // MARK: - Running a peer
 
-    /// Runs `script` in the interop virtualenv's Python with `path`, `key`
-    /// and `wal` defined; the key travels in the environment.
+    /// Runs `script` with a peer; it also sees `wal`.
     @discardableResult
     private func runPeer(_ path: String, key: String, _ script: String, wal: Bool = false,
                          file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        let python = interopPython
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            XCTFail("the interop virtualenv is missing: run scripts/interop-venv (make test does)", file: file, line: line)
-            return ""
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        let prologue = "import os, sys\npath = sys.argv[1]\nkey = os.environ['DBCRYPT_PEER_KEY']\nwal = sys.argv[2] == '1'\n"
-        process.arguments = ["-c", prologue + script, path, wal ? "1" : "0"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBCRYPT_PEER_KEY"] = key
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, complaint, file: file, line: line)
-        return String(decoding: printed, as: UTF8.self)
-    }
-
-    private var interopPython: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/interop-venv/bin/python").path
+        try TestSupport.runPeer(path, key: key, "wal = args[0] == '1'\n" + script, arguments: [wal ? "1" : "0"], file: file, line: line)
     }
 }

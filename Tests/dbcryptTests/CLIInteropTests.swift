@@ -5,7 +5,7 @@ import XCTest
 /// Files `dbcrypt` writes open in the peers, and the peers' files open in `dbcrypt`.
 final class CLIInteropTests: XCTestCase {
     func testMigratedDatabaseOpensInSqlcipher3AndSQLite3MultipleCiphers() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let expected = try dbcrypt(["sql", path, "--csv", "SELECT id, title, hex(body), score FROM note ORDER BY id"]).stdout
@@ -33,7 +33,7 @@ final class CLIInteropTests: XCTestCase {
     }
 
     func testSQLCipher3FormatOpensInTheDebianShell() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         XCTAssertEqual(try dbcrypt(["migrate", path, "--key-env", "KEY", "--format", "sqlcipher3"], environment: keyEnvironment).status, 0)
@@ -41,7 +41,7 @@ final class CLIInteropTests: XCTestCase {
     }
 
     func testPeerFilesOfEitherFormatOpenInDBCrypt() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         for (name, legacy) in [("v3.db", 3), ("v4.db", 4)] {
             let path = dir.appendingPathComponent(name).path
             _ = try runPeer(path, key: passphrase, """

@@ -1,6 +1,7 @@
 import DBCrypt
 import Foundation
 import XCTest
+@_exported import TestSupport
 
 /// Every secret the end-to-end tests use: no run may show one in its
 /// arguments, its output or its errors.
@@ -54,14 +55,6 @@ func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in dire
 /// The environment that gives `dbcrypt --key-env KEY` the test passphrase.
 let keyEnvironment = ["KEY": passphrase, "OTHER": otherPassphrase]
 
-/// A fresh directory removed at the end of the test.
-func temporaryDirectory(_ test: XCTestCase) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-cli-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
-}
-
 /// A plaintext database with two tables and `rows` notes.
 func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
     let db = try Database(path: path)
@@ -82,48 +75,3 @@ func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
 
 /// The bytes of a file, to prove it unchanged.
 func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
-
-/// The interop virtualenv's Python, set up by `make test`.
-let interopPython = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent(".build/interop-venv/bin/python").path
-
-/// Runs `script` with the virtualenv's Python; `path` and `key` (from the
-/// environment) are defined for it. Returns what it printed.
-func runPeer(_ path: String, key: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    guard FileManager.default.isExecutableFile(atPath: interopPython) else {
-        XCTFail("the interop virtualenv is missing: run scripts/interop-venv (make test does)", file: file, line: line)
-        return ""
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: interopPython)
-    process.arguments = ["-c", "import os, sys\npath = sys.argv[1]\nkey = os.environ['PEER_KEY']\n" + script, path]
-    var env = ProcessInfo.processInfo.environment
-    env["PEER_KEY"] = key
-    process.environment = env
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    XCTAssertEqual(process.terminationStatus, 0, complaint, file: file, line: line)
-    return String(decoding: printed, as: UTF8.self)
-}
-
-/// Runs Debian's `sqlcipher` shell with `script` on standard input.
-func runSQLCipherShell(_ path: String, _ script: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlcipher")
-    process.arguments = ["-batch", "-bail", path]
-    let input = Pipe(), output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    input.fileHandleForWriting.write(Data(script.utf8))
-    try input.fileHandleForWriting.close()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: printed, as: UTF8.self)
-}

@@ -5,7 +5,7 @@ import XCTest
 /// `dbcrypt check`: its exit status says what it found.
 final class CheckCommandTests: XCTestCase {
     func testIntactDatabasesExitZero() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let plain = dir.appendingPathComponent("plain.db").path
         try makePlaintextDatabase(plain)
         XCTAssertEqual(try dbcrypt(["check", plain]).status, 0)
@@ -17,7 +17,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testWrongKeyGarbageAndEmptyFilesExitThree() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let encrypted = dir.appendingPathComponent("encrypted.db").path
         try makePlaintextDatabase(encrypted)
         try DatabaseEncryption.migrateInPlace(encrypted, key: .passphrase(passphrase))
@@ -34,7 +34,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testTruncatedEncryptedFileIsReportedAsDamage() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
@@ -46,7 +46,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testCorruptedPageInsideAnEncryptedFileIsReportedAsDamage() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))

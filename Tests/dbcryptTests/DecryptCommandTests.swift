@@ -5,7 +5,7 @@ import XCTest
 /// `dbcrypt decrypt`.
 final class DecryptCommandTests: XCTestCase {
     func testDecryptsToAPlaintextCopyEqualToTheOriginal() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let original = dir.appendingPathComponent("original.db").path
         let path = dir.appendingPathComponent("app.db").path
         let output = dir.appendingPathComponent("plain.db").path
@@ -20,7 +20,7 @@ final class DecryptCommandTests: XCTestCase {
     }
 
     func testWrongKeyExitsThreeAndChangesNothing() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
@@ -34,7 +34,7 @@ final class DecryptCommandTests: XCTestCase {
     }
 
     func testOutputIsRequiredAndAPlaintextSourceIsRefused() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         XCTAssertEqual(try dbcrypt(["decrypt", path, "--key-env", "KEY"], environment: keyEnvironment).status, 64)

@@ -5,7 +5,7 @@ import XCTest
 /// `dbcrypt info`.
 final class InfoCommandTests: XCTestCase {
     func testDescribesAnEncryptedDatabaseAsJSON() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
@@ -22,7 +22,7 @@ final class InfoCommandTests: XCTestCase {
     }
 
     func testDescribesPlaintextAndUnkeyedFiles() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let plain = try dbcrypt(["info", path])

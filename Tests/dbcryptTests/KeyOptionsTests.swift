@@ -5,7 +5,7 @@ import XCTest
 /// Keys from files and variables, and never from anywhere visible.
 final class KeyOptionsTests: XCTestCase {
     func testKeyFileWithATrailingNewlineIsThePassphrase() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let keyFile = dir.appendingPathComponent("key.txt").path
@@ -17,7 +17,7 @@ final class KeyOptionsTests: XCTestCase {
     }
 
     func testRawKeyFile() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let keyFile = dir.appendingPathComponent("raw.key").path
@@ -34,7 +34,7 @@ final class KeyOptionsTests: XCTestCase {
     }
 
     func testMissingKeyOnANonTerminalIsRefused() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let before = try contents(path)
@@ -45,7 +45,7 @@ final class KeyOptionsTests: XCTestCase {
     }
 
     func testUnsetVariableMissingFileAndBothSourcesAreRefused() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let unset = try dbcrypt(["migrate", path, "--key-env", "DBCRYPT_NOT_SET"])

@@ -5,7 +5,7 @@ import XCTest
 /// `dbcrypt migrate`.
 final class MigrateCommandTests: XCTestCase {
     func testMigratesInPlaceWithAKeyFromTheEnvironment() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let run = try dbcrypt(["migrate", path, "--key-env", "KEY"], environment: keyEnvironment)
@@ -20,7 +20,7 @@ final class MigrateCommandTests: XCTestCase {
     }
 
     func testMigratesToAnOutputInTheRequestedFormat() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         let output = dir.appendingPathComponent("out.db").path
         try makePlaintextDatabase(path)
@@ -36,7 +36,7 @@ final class MigrateCommandTests: XCTestCase {
     }
 
     func testExistingOutputNeedsForce() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         let output = dir.appendingPathComponent("out.db").path
         try makePlaintextDatabase(path)
@@ -51,7 +51,7 @@ final class MigrateCommandTests: XCTestCase {
     }
 
     func testRefusesWhatIsNotAPlaintextDatabase() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let garbage = dir.appendingPathComponent("garbage.db").path
         try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: URL(fileURLWithPath: garbage))
         let empty = dir.appendingPathComponent("empty.db").path

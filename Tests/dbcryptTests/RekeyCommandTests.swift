@@ -5,7 +5,7 @@ import XCTest
 /// `dbcrypt rekey`.
 final class RekeyCommandTests: XCTestCase {
     func testChangesTheKeyAndConvertsTheFormat() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase), cipher: .sqlcipher3)
@@ -20,7 +20,7 @@ final class RekeyCommandTests: XCTestCase {
     }
 
     func testKeepsTheFormatWhenNoneIsGiven() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase), cipher: .sqlcipher3)
@@ -29,7 +29,7 @@ final class RekeyCommandTests: XCTestCase {
     }
 
     func testWrongCurrentKeyExitsThreeAndChangesNothing() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
@@ -40,7 +40,7 @@ final class RekeyCommandTests: XCTestCase {
     }
 
     func testMissingNewKeyOnANonTerminalIsRefused() throws {
-        let dir = try temporaryDirectory(self)
+        let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))

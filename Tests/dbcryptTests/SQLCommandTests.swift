@@ -7,7 +7,7 @@ final class SQLCommandTests: XCTestCase {
     var path: String!
 
     override func setUpWithError() throws {
-        path = try temporaryDirectory(self).appendingPathComponent("app.db").path
+        path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 5)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
     }

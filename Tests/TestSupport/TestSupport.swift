@@ -1,0 +1,84 @@
+// What both test targets need: temporary directories, and the programs we
+// did not write that the interoperability tests run.
+import Foundation
+import XCTest
+
+/// A fresh directory under the system's temporary directory, removed at the end of the test.
+public func makeTemporaryDirectory(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("dbcrypt-tests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// Runs Debian's `sqlcipher` shell on `path` with `script` on its standard
+/// input (so keys never reach its arguments) and returns what it printed.
+/// Fails the test when the shell is missing, complains, or exits non-zero.
+@discardableResult
+public func runSQLCipherShell(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let shell = "/usr/bin/sqlcipher"
+    guard FileManager.default.isExecutableFile(atPath: shell) else {
+        XCTFail("the sqlcipher shell is not installed: run scripts/bootstrap", file: file, line: line)
+        return ""
+    }
+    let (status, printed, complaint) = try run(shell, ["-batch", "-bail", path], input: script)
+    XCTAssertEqual(status, 0, "sqlcipher shell failed: \(complaint)", file: file, line: line)
+    XCTAssertEqual(complaint, "", file: file, line: line)
+    return printed
+}
+
+/// The Python of the virtualenv `scripts/interop-venv` makes (`make test` runs it),
+/// with `sqlcipher3` (SQLCipher 4.x) and `apsw-sqlite3mc` (SQLite3 Multiple Ciphers).
+public let interopPython = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent(".build/interop-venv/bin/python").path
+
+/// Runs `script` with the virtualenv's Python. The script sees `path`, `key`
+/// (passed in the environment, never in arguments) and `args`. Returns what
+/// it printed; fails the test when it exits non-zero.
+@discardableResult
+public func runPeer(_ path: String, key: String, _ script: String, arguments: [String] = [],
+                    file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    guard FileManager.default.isExecutableFile(atPath: interopPython) else {
+        XCTFail("the interop virtualenv is missing: run scripts/interop-venv (make test does)", file: file, line: line)
+        return ""
+    }
+    let prologue = "import os, sys\npath = sys.argv[1]\nkey = os.environ['DBCRYPT_PEER_KEY']\nargs = sys.argv[2:]\n"
+    let (status, printed, complaint) = try run(
+        interopPython, ["-c", prologue + script, path] + arguments, environment: ["DBCRYPT_PEER_KEY": key])
+    XCTAssertEqual(status, 0, complaint, file: file, line: line)
+    return printed
+}
+
+/// Reads a plaintext database with the system Python's sqlite3 module (the
+/// system's SQLite, which DBCrypt does not link); `db` is the connection.
+public func runPythonSQLite(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let (status, printed, complaint) = try run(
+        "/usr/bin/env", ["python3", "-c", "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script, path])
+    XCTAssertEqual(status, 0, complaint, file: file, line: line)
+    return printed
+}
+
+/// Runs a program to its end: exit status, standard output, standard error.
+public func run(_ executable: String, _ arguments: [String], input: String? = nil,
+                environment: [String: String] = [:]) throws -> (Int32, String, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env.merge(environment) { $1 }
+    process.environment = env
+    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+    }
+    let printed = stdout.fileHandleForReading.readDataToEndOfFile()
+    let complaint = stderr.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
+}
