@@ -21,6 +21,6 @@ struct DBCryptCommand: ParsableCommand {
               dbcrypt migrate app.db --key-env APP_KEY
               dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
             """,
-        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self]
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self]
     )
 }

@@ -21,6 +21,9 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as CLIError {
         printError(error.description)
         throw ExitCode(error.status)
+    } catch let error as SchemaMigrationError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.failure)
     } catch let error as DatabaseError {
         printError(error.description)
         switch error {

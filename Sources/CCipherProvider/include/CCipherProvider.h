@@ -35,4 +35,10 @@ void dbcrypt_provider_select_mode(int mode);
 /// The provider's name, as `PRAGMA cipher_provider` reports it.
 const char *dbcrypt_provider_name(void);
 
+#include <stddef.h>
+
+/// SHA-256 of `size` bytes at `data` into `out` (32 bytes), through OpenSSL.
+/// Returns 0 on success. DBCrypt uses it for schema migration checksums.
+int dbcrypt_sha256(const void *data, size_t size, unsigned char *out);
+
 #endif

@@ -1,0 +1,188 @@
+import CCipherProvider
+import Foundation
+
+/// Versioned schema migrations, from `.sql` files and from code, applied in
+/// order through a ``DatabaseQueue``, each in its own transaction.
+///
+/// ```swift
+/// var migrator = SchemaMigrator()
+/// try migrator.loadDirectory("Migrations")                 // 0001_create_notes.sql, 0002_add_tags.sql, ...
+/// migrator.registerMigration(3, "backfill_tags") { db in   // code, in the same order
+///     try db.execute("UPDATE note SET tags = '' WHERE tags IS NULL")
+/// }
+/// try migrator.migrate(queue)
+/// ```
+///
+/// The migrator records what it applied in the table `dbcrypt_migrations`
+/// (number, name, SHA-256 of the file or a checksum given for code, time)
+/// and sets `PRAGMA user_version` to the number of the last one applied.
+/// Before changing anything it refuses, with a ``SchemaMigrationError``: an
+/// applied migration that changed or is gone, two migrations with one number,
+/// a file name that is not `NNNN_name.sql`, and a database migrated past the
+/// migrations it is given.
+public struct SchemaMigrator {
+    /// One migration.
+    public struct Migration {
+        /// Its number, which orders migrations and becomes `user_version`.
+        public let number: Int
+        /// Its name (from the file name, or given with the code).
+        public let name: String
+        /// SHA-256 of the file, or the checksum given for code.
+        public let checksum: String
+        /// Where it comes from: the file name, or "code".
+        public let source: String
+        let run: (Database) throws -> Void
+    }
+
+    /// Whether a migration was applied.
+    public struct Status: Equatable, Sendable {
+        /// The migration's number.
+        public let number: Int
+        /// The migration's name.
+        public let name: String
+        /// When it was applied (UTC, `YYYY-MM-DD HH:MM:SS`), or nil when pending.
+        public let appliedAt: String?
+    }
+
+    /// The migrations, ordered by number.
+    public private(set) var migrations: [Migration] = []
+    /// File names that do not fit `NNNN_name.sql`, reported when migrating.
+    private var invalidFiles: [String] = []
+
+    /// The name of the table that records applied migrations.
+    public static let table = "dbcrypt_migrations"
+
+    /// An empty migrator.
+    public init() {}
+
+    // MARK: - Registering
+
+    /// Adds a migration in code. `checksum` is recorded and compared like a
+    /// file's: change it when the code's effect changes.
+    public mutating func registerMigration(
+        _ number: Int, _ name: String, checksum: String = "", _ body: @escaping (Database) throws -> Void
+    ) {
+        add(Migration(number: number, name: name, checksum: checksum, source: "code", run: body))
+    }
+
+    /// Adds every `NNNN_name.sql` file of `directory` (other files, and files
+    /// starting with a dot, are ignored; a `.sql` file with another name is
+    /// reported when migrating).
+    ///
+    /// - throws: ``SchemaMigrationError/unreadableDirectory(path:reason:)``.
+    public mutating func loadDirectory(_ directory: String) throws {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw SchemaMigrationError.unreadableDirectory(path: directory, reason: (error as NSError).localizedFailureReason ?? "\(error)")
+        }
+        for file in names.sorted() where file.hasSuffix(".sql") && !file.hasPrefix(".") {
+            guard let (number, name) = Self.parse(file) else {
+                invalidFiles.append(file)
+                continue
+            }
+            let url = URL(fileURLWithPath: directory).appendingPathComponent(file)
+            let data: Data
+            do {
+                data = try Data(contentsOf: url)
+            } catch {
+                throw SchemaMigrationError.unreadableDirectory(path: url.path, reason: "\(error.localizedDescription)")
+            }
+            let sql = String(decoding: data, as: UTF8.self)
+            add(Migration(number: number, name: name, checksum: Self.sha256(data), source: file) { db in
+                try db.executeScript(sql) { _ in }
+            })
+        }
+    }
+
+    private mutating func add(_ migration: Migration) {
+        migrations.append(migration)
+        migrations.sort { ($0.number, $0.source) < ($1.number, $1.source) }
+    }
+
+    /// `0007_add_tags.sql` → (7, "add_tags").
+    static func parse(_ file: String) -> (Int, String)? {
+        let stem = file.dropLast(4)
+        guard let underscore = stem.firstIndex(of: "_") else { return nil }
+        let digits = stem[..<underscore], name = stem[stem.index(after: underscore)...]
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(digits), !name.isEmpty,
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else { return nil }
+        return (number, String(name))
+    }
+
+    static func sha256(_ data: Data) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = data.withUnsafeBytes { dbcrypt_sha256($0.baseAddress, $0.count, &digest) }
+        return digest.map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: - Running
+
+    /// Every migration with whether and when it was applied.
+    ///
+    /// - throws: the refusals of ``migrate(_:upTo:)``, or a ``DatabaseError``.
+    public func status(_ queue: DatabaseQueue) throws -> [Status] {
+        try queue.inDatabase { db in
+            let applied = try check(db)
+            return migrations.map { Status(number: $0.number, name: $0.name, appliedAt: applied[$0.number]?.appliedAt) }
+        }
+    }
+
+    /// Applies the pending migrations in order (up to and including `upTo`
+    /// when given), each in its own transaction, and returns those it applied.
+    ///
+    /// - throws: a ``SchemaMigrationError`` refusal before anything changes;
+    ///   ``SchemaMigrationError/failed(_:name:error:)`` when a migration fails
+    ///   (it is rolled back; the ones before it stay applied); or a ``DatabaseError``.
+    @discardableResult
+    public func migrate(_ queue: DatabaseQueue, upTo last: Int? = nil) throws -> [Migration] {
+        try queue.inDatabase { db in
+            let applied = try check(db)
+            var done: [Migration] = []
+            for migration in migrations where applied[migration.number] == nil {
+                if let last, migration.number > last { break }
+                do {
+                    try db.inTransaction(.immediate) { db in
+                        try migration.run(db)
+                        try db.execute("CREATE TABLE IF NOT EXISTS \(Self.table) (number INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)")
+                        try db.execute("INSERT INTO \(Self.table)(number, name, checksum, applied_at) VALUES (?, ?, ?, datetime('now'))",
+                                       [migration.number, migration.name, migration.checksum])
+                        try db.execute("PRAGMA user_version = \(migration.number)")
+                    }
+                } catch {
+                    throw SchemaMigrationError.failed(migration.number, name: migration.name, error: "\(error)")
+                }
+                done.append(migration)
+            }
+            return done
+        }
+    }
+
+    /// What was applied, after every refusal has been checked. Reads only.
+    private func check(_ db: Database) throws -> [Int: (name: String, checksum: String, appliedAt: String)] {
+        if let file = invalidFiles.first { throw SchemaMigrationError.invalidFileName(file: file) }
+        for (earlier, later) in zip(migrations, migrations.dropFirst()) where earlier.number == later.number {
+            throw SchemaMigrationError.duplicateNumber(earlier.number, first: earlier.source, second: later.source)
+        }
+        var applied: [Int: (name: String, checksum: String, appliedAt: String)] = [:]
+        let hasTable = try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [Self.table]) == 1
+        if hasTable {
+            for row in try db.fetchAll("SELECT number, name, checksum, applied_at FROM \(Self.table) ORDER BY number") {
+                applied[try row[0]] = (try row[1], try row[2], try row[3])
+            }
+        }
+        let known = Dictionary(migrations.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        let lastKnown = migrations.last?.number ?? 0
+        for (number, record) in applied.sorted(by: { $0.key < $1.key }) {
+            guard let migration = known[number] else {
+                if number > lastKnown { throw SchemaMigrationError.databaseIsNewer(appliedUpTo: applied.keys.max()!, knownUpTo: lastKnown) }
+                throw SchemaMigrationError.appliedMigrationMissing(number, name: record.name)
+            }
+            if migration.checksum != record.checksum {
+                throw SchemaMigrationError.appliedMigrationChanged(number, name: migration.source == "code" ? migration.name : migration.source)
+            }
+        }
+        return applied
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+
+/// `dbcrypt schema`: apply or list schema migrations.
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply pending schema migrations from a directory of NNNN_name.sql files.",
+        discussion: """
+            Each migration runs in its own transaction and is recorded in the table \
+            dbcrypt_migrations; user_version becomes the number of the last one applied. An \
+            applied migration whose file changed or is gone, two files with one number, a \
+            misnamed .sql file, or a database migrated past the files refuses the run before \
+            anything changes. A database that does not exist is created: encrypted when a key \
+            is given, plaintext otherwise.
+
+            Example:
+              dbcrypt schema app.db --dir Migrations --key-env APP_KEY
+              dbcrypt schema app.db --dir Migrations --key-env APP_KEY --status
+            """)
+
+    @Argument(help: "The database.")
+    var database: String
+
+    @Option(help: ArgumentHelp("The directory of migrations.", valueName: "DIR"))
+    var dir: String
+
+    @Flag(help: "List applied and pending migrations instead of applying them.")
+    var status = false
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+
+    func run() throws {
+        try reportingErrors {
+            var migrator = SchemaMigrator()
+            try migrator.loadDirectory(dir)
+            let format = try FileFormat.detect(at: database)
+            if format == .empty && !key.isGiven {
+                throw CLIError("\(database) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
+            }
+            let databaseKey = key.isGiven || format == .notPlaintext ? try key.key(prompt: "Key for \(database): ") : nil
+            var options = cipher.databaseOptions()
+            options.create = true
+            let queue = try DatabaseQueue(path: database, key: databaseKey, options: options)
+            if status {
+                for entry in try migrator.status(queue) {
+                    print(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
+                }
+                return
+            }
+            let applied = try migrator.migrate(queue)
+            for migration in applied { print("applied \(migration.source == "code" ? migration.name : migration.source)") }
+            if applied.isEmpty { print("up to date: no pending migration") }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt schema`.
+final class SchemaCommandTests: XCTestCase {
+    var dir: URL!
+    var migrations: String!
+
+    override func setUpWithError() throws {
+        dir = try makeTemporaryDirectory(self)
+        migrations = dir.appendingPathComponent("Migrations").path
+        try FileManager.default.createDirectory(atPath: migrations, withIntermediateDirectories: false)
+        try Data("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT);".utf8)
+            .write(to: URL(fileURLWithPath: migrations).appendingPathComponent("0001_create_note.sql"))
+        try Data("CREATE INDEX note_by_title ON note(title);".utf8)
+            .write(to: URL(fileURLWithPath: migrations).appendingPathComponent("0002_index_titles.sql"))
+    }
+
+    func testAppliesPendingMigrationsOneLineEachAndListsStatus() throws {
+        let path = dir.appendingPathComponent("app.db").path
+        let run = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "applied 0001_create_note.sql\napplied 0002_index_titles.sql\n")
+        XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
+
+        let again = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(again.stdout, "up to date: no pending migration\n")
+
+        try Data("ALTER TABLE note ADD COLUMN body TEXT;".utf8)
+            .write(to: URL(fileURLWithPath: migrations).appendingPathComponent("0003_add_body.sql"))
+        let status = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY", "--status"], environment: keyEnvironment)
+        let lines = status.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3)
+        XCTAssertTrue(lines[0].hasPrefix("0001_create_note  applied 20"), status.stdout)
+        XCTAssertEqual(lines[2], "0003_add_body  pending")
+        XCTAssertEqual(try Database(path: path, key: .passphrase(passphrase)).fetchScalar(Int.self, "PRAGMA user_version"), 2)
+    }
+
+    func testRefusalExitsOneAndChangesNothing() throws {
+        let path = dir.appendingPathComponent("app.db").path
+        XCTAssertEqual(try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
+        let before = try contents(path)
+        try Data("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT, edited INTEGER);".utf8)
+            .write(to: URL(fileURLWithPath: migrations).appendingPathComponent("0001_create_note.sql"))
+        let run = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.stderr, "dbcrypt: Migration 1 (0001_create_note.sql) was applied and has changed since: restore it and put the change in a new migration.\n")
+        XCTAssertEqual(try contents(path), before)
+
+        let wrongKey = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(wrongKey.status, 3)
+        let missingDir = try dbcrypt(["schema", path, "--dir", dir.appendingPathComponent("nope").path, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(missingDir.status, 1)
+        XCTAssertTrue(missingDir.stderr.contains("Cannot read the migrations directory"), missingDir.stderr)
+        XCTAssertEqual(try contents(path), before)
+    }
+}
