@@ -3,6 +3,9 @@
 //   DBCryptBenchmarks provider [--rounds N] [--rows N]
 //       SQLCipher's stock crypto provider against DBCrypt's, SQLCipher 3
 //       against SQLCipher 4: keyed inserts and scans through the raw C API.
+//   DBCryptBenchmarks insert-scan [--rounds N] [--rows N]     W1, W2
+//   DBCryptBenchmarks open [--rounds N]                         W3
+//   DBCryptBenchmarks export [--rounds N] [--rows N]           W4
 //   DBCryptBenchmarks measure CONFIG ROWS
 //       one measurement in this process (the parent runs each in a child, so
 //       that the stock provider is measured in a process that never installed
@@ -24,8 +27,14 @@ case "measure":
     }
     let result = try measure(config, rows: rows)
     print(result.insert, result.scan)
-case "provider", nil:
+case "provider":
     try runProviderBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
+case "open":
+    try runOpenBenchmark(rounds: option("--rounds", default: 5))
+case "export":
+    try runExportBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
+case "insert-scan":
+    try runInsertScanBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 default:
     FileHandle.standardError.write(Data("usage: DBCryptBenchmarks [provider] [--rounds N] [--rows N]\n".utf8))
     exit(2)

@@ -290,6 +290,13 @@ const char *dbcrypt_provider_name(void) { return "dbcrypt-openssl"; }
 
 void dbcrypt_provider_select_mode(int mode) { selected_mode = mode; }
 
+int dbcrypt_provider_derive_key(const void *pass, int pass_sz, const unsigned char *salt, int salt_sz,
+                                int iterations, int mode, unsigned char *key) {
+    if (!sha1 || !sha512) return ERROR;
+    context c = { .mode = mode == DBCRYPT_MODE_SHA512 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1 };
+    return kdf(&c, pass, pass_sz, (unsigned char *)salt, salt_sz, iterations, KEY_SIZE, key);
+}
+
 int dbcrypt_provider_install(void) {
     static int installed = 0;
     if (installed) return OK;

@@ -37,6 +37,14 @@ const char *dbcrypt_provider_name(void);
 
 #include <stddef.h>
 
+/// PBKDF2 exactly as the provider computes a page key for `mode`
+/// (HMAC-SHA1 or HMAC-SHA512), writing 32 bytes to `key`. Returns 0 on
+/// success. With it DBCrypt derives a passphrase's key once, then writes and
+/// checks a new file with the raw key and salt, instead of having SQLCipher
+/// derive it twice.
+int dbcrypt_provider_derive_key(const void *pass, int pass_sz, const unsigned char *salt, int salt_sz,
+                                int iterations, int mode, unsigned char *key);
+
 /// SHA-256 of `size` bytes at `data` into `out` (32 bytes), through OpenSSL.
 /// Returns 0 on success. DBCrypt uses it for schema migration checksums.
 int dbcrypt_sha256(const void *data, size_t size, unsigned char *out);

@@ -53,8 +53,9 @@ extension Database {
         _ type: T.Type, _ sql: String, _ arguments: StatementArguments = StatementArguments()
     ) throws -> [T] {
         let cursor = try query(sql, arguments)
+        let decode = RowDecoder.decoder(for: T.self)
         var result: [T] = []
-        while let row = try cursor.next() { result.append(try RowDecoder.decode(T.self, from: row)) }
+        while let row = try cursor.next() { result.append(try decode(row)) }
         return result
     }
 

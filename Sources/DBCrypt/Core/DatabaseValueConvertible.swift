@@ -26,9 +26,9 @@ public protocol DatabaseValueConvertible {
 
 extension Int64: DatabaseValueConvertible {
     /// `.integer(self)`.
-    public var databaseValue: DatabaseValue { .integer(self) }
+    @inlinable public var databaseValue: DatabaseValue { .integer(self) }
     /// An integer, or a real with no fractional part that fits.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
         switch value {
         case let .integer(v): return v
         case let .real(d): return Int64(exactly: d)
@@ -39,27 +39,27 @@ extension Int64: DatabaseValueConvertible {
 
 extension Int: DatabaseValueConvertible {
     /// `.integer(Int64(self))`.
-    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    @inlinable public var databaseValue: DatabaseValue { .integer(Int64(self)) }
     /// An integer (or integral real) that fits in `Int`.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
         Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) }
     }
 }
 
 extension Int32: DatabaseValueConvertible {
     /// `.integer(Int64(self))`.
-    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    @inlinable public var databaseValue: DatabaseValue { .integer(Int64(self)) }
     /// An integer (or integral real) that fits in `Int32`.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int32? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int32? {
         Int64.fromDatabaseValue(value).flatMap { Int32(exactly: $0) }
     }
 }
 
 extension Double: DatabaseValueConvertible {
     /// `.real(self)`.
-    public var databaseValue: DatabaseValue { .real(self) }
+    @inlinable public var databaseValue: DatabaseValue { .real(self) }
     /// A real, or an integer converted to the nearest double.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
         case let .real(d): return d
         case let .integer(v): return Double(v)
@@ -70,9 +70,9 @@ extension Double: DatabaseValueConvertible {
 
 extension Bool: DatabaseValueConvertible {
     /// `.integer(1)` for true, `.integer(0)` for false, as SQLite does.
-    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    @inlinable public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
     /// True for any non-zero number.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
         switch value {
         case let .integer(v): return v != 0
         case let .real(d): return d != 0
@@ -85,9 +85,9 @@ extension Bool: DatabaseValueConvertible {
 
 extension String: DatabaseValueConvertible {
     /// `.text(self)`.
-    public var databaseValue: DatabaseValue { .text(self) }
+    @inlinable public var databaseValue: DatabaseValue { .text(self) }
     /// Text only: numbers and blobs do not silently become strings.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         if case let .text(s) = value { return s }
         return nil
     }
@@ -95,9 +95,9 @@ extension String: DatabaseValueConvertible {
 
 extension Data: DatabaseValueConvertible {
     /// `.blob(self)`.
-    public var databaseValue: DatabaseValue { .blob(self) }
+    @inlinable public var databaseValue: DatabaseValue { .blob(self) }
     /// A blob, or the UTF-8 bytes of text.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
         switch value {
         case let .blob(d): return d
         case let .text(s): return Data(s.utf8)
@@ -108,7 +108,7 @@ extension Data: DatabaseValueConvertible {
 
 extension Array: DatabaseValueConvertible where Element == UInt8 {
     /// `.blob(Data(self))`.
-    public var databaseValue: DatabaseValue { .blob(Data(self)) }
+    @inlinable public var databaseValue: DatabaseValue { .blob(Data(self)) }
     /// A blob, or the UTF-8 bytes of text.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> [UInt8]? {
         Data.fromDatabaseValue(value).map { [UInt8]($0) }
@@ -137,9 +137,9 @@ extension Date: DatabaseValueConvertible {
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     /// `.null` for nil, else the wrapped value's.
-    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    @inlinable public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
     /// `.some(nil)` for NULL, else the wrapped type's conversion.
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if case .null = value { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }
     }

@@ -1,3 +1,6 @@
+import CSQLCipher
+import Foundation
+
 /// One row of a query's result.
 ///
 /// Columns are read by index or by name, as a ``DatabaseValue`` or as any
@@ -14,33 +17,43 @@
 /// it is valid until the cursor moves. ``copy()`` keeps its values;
 /// `fetchAll` and `fetchOne` return copies.
 public struct Row {
-    enum Storage {
-        /// The cursor's current row. Holding the cursor keeps its statement
-        /// from being reset while the row is still read.
-        case live(RowCursor)
-        case copied([DatabaseValue])
-    }
+    // The per-column path is inlinable so that reading a column compiles down
+    // to the C calls in the caller's module: no allocation, no dynamic dispatch.
 
-    let storage: Storage
-    let layout: ColumnLayout
-    let sql: String?
+    /// The statement of a live row (nil for a copied row).
+    @usableFromInline let handle: OpaquePointer?
+    /// Keeps a live row's statement from being reset while the row is read.
+    @usableFromInline let cursor: RowCursor?
+    /// The values of a copied row.
+    @usableFromInline let values: [DatabaseValue]
+    /// Column names, the name-to-index map, and the SQL.
+    @usableFromInline let layout: ColumnLayout
 
     init(cursor: RowCursor) {
-        storage = .live(cursor)
+        handle = cursor.statement.handle
+        self.cursor = cursor
+        values = []
         layout = cursor.statement.columns
-        sql = cursor.statement.sql
     }
 
     /// A row holding `values` under `columns`, for tests and for building rows by hand.
     public init(columns: [String], values: [DatabaseValue]) {
         precondition(columns.count == values.count, "a Row needs one value per column")
-        storage = .copied(values)
-        layout = ColumnLayout(names: columns)
-        sql = nil
+        handle = nil
+        cursor = nil
+        self.values = values
+        layout = ColumnLayout(names: columns, sql: nil)
+    }
+
+    private init(layout: ColumnLayout, values: [DatabaseValue]) {
+        handle = nil
+        cursor = nil
+        self.values = values
+        self.layout = layout
     }
 
     /// The number of columns.
-    public var count: Int { layout.names.count }
+    @inlinable public var count: Int { layout.names.count }
 
     /// The column names, in order.
     public var columnNames: [String] { layout.names }
@@ -48,13 +61,13 @@ public struct Row {
     /// Whether the row has a column named `name` (ignoring case).
     public func hasColumn(_ name: String) -> Bool { layout.index(of: name) != nil }
 
+    var sql: String? { layout.sql }
+
     /// The value of column `index` (0-based). Traps when out of range, as arrays do.
-    public subscript(_ index: Int) -> DatabaseValue {
-        precondition(index >= 0 && index < count, "column index \(index) out of range 0..<\(count)")
-        switch storage {
-        case let .live(cursor): return cursor.statement.value(at: Int32(index))
-        case let .copied(values): return values[index]
-        }
+    @inlinable public subscript(_ index: Int) -> DatabaseValue {
+        precondition(index >= 0 && index < count, "column index out of range")
+        if let handle { return DatabaseValue(statement: handle, column: Int32(index)) }
+        return values[index]
     }
 
     /// The value of the first column named `name` (ignoring case).
@@ -68,8 +81,12 @@ public struct Row {
     ///
     /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)`` when it
     ///   does not convert (NULL into a non-optional type, for example).
-    public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
-        get throws { try convert(self[index], column: layout.names[index]) }
+    @inlinable public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
+        get throws {
+            let value = self[index]
+            guard let converted = T.fromDatabaseValue(value) else { throw mismatch(value, column: index, type: T.self) }
+            return converted
+        }
     }
 
     /// The value of the first column named `name` converted to `T`.
@@ -77,19 +94,13 @@ public struct Row {
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)`` or
     ///   ``DatabaseError/typeMismatch(column:value:type:sql:)``.
     public subscript<T: DatabaseValueConvertible>(_ name: String) -> T {
-        get throws { try convert(self[try index(of: name)], column: name) }
+        get throws { try self[try index(of: name)] as T }
     }
 
     /// A row that keeps this row's values after its cursor moves on.
     public func copy() -> Row {
-        guard case .live = storage else { return self }
-        return Row(layout: layout, values: (0..<count).map { self[$0] }, sql: sql)
-    }
-
-    private init(layout: ColumnLayout, values: [DatabaseValue], sql: String?) {
-        storage = .copied(values)
-        self.layout = layout
-        self.sql = sql
+        guard handle != nil else { return self }
+        return Row(layout: layout, values: (0..<count).map { self[$0] })
     }
 
     func index(of name: String) throws -> Int {
@@ -97,12 +108,8 @@ public struct Row {
         return index
     }
 
-    private func convert<T: DatabaseValueConvertible>(_ value: DatabaseValue, column: String) throws -> T {
-        guard let converted = T.fromDatabaseValue(value) else {
-            throw DatabaseError.typeMismatch(
-                column: column, value: value.storageClassName, type: String(describing: T.self), sql: sql)
-        }
-        return converted
+    @usableFromInline func mismatch(_ value: DatabaseValue, column: Int, type: Any.Type) -> DatabaseError {
+        .typeMismatch(column: layout.names[column], value: value.storageClassName, type: String(describing: type), sql: sql)
     }
 }
 
@@ -110,5 +117,27 @@ extension Row: CustomStringConvertible {
     /// The column names with their storage classes, never the values, which may be secret.
     public var description: String {
         "[" + (0..<count).map { "\(layout.names[$0]): \(self[$0].storageClassName)" }.joined(separator: ", ") + "]"
+    }
+}
+
+extension DatabaseValue {
+    /// The value of `column` in the current row of `statement`.
+    @inlinable init(statement: OpaquePointer, column: Int32) {
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_NULL:
+            self = .null
+        case SQLITE_INTEGER:
+            self = .integer(sqlite3_column_int64(statement, column))
+        case SQLITE_FLOAT:
+            self = .real(sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let text = sqlite3_column_text(statement, column) else { self = .text(""); return }
+            self = .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        default:
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { self = .blob(Data()); return }
+            self = .blob(Data(bytes: bytes, count: count))
+        }
     }
 }

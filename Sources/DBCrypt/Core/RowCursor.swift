@@ -13,7 +13,8 @@ import CSQLCipher
 /// The row returned by ``next()`` is valid until the next call. Finishing or
 /// releasing the cursor resets its statement, which releases SQLite's read lock.
 public final class RowCursor {
-    let statement: Statement
+    // Internal, but rows read the statement from inlined code.
+    @usableFromInline let statement: Statement
     private var finished = false
 
     init(statement: Statement) {

@@ -1,68 +1,113 @@
 /// Decodes a `Decodable` value from a row: keyed containers read the column
 /// of the same name; a single value reads the first column.
+///
+/// Built for the per-row path: the common column types have their own
+/// `decode` overloads (no dynamic casts), a coding path is only built when an
+/// error needs one, and the check for a type that is itself a column value is
+/// made once per query, not once per row.
 struct RowDecoder: Decoder {
     let row: Row
-    var codingPath: [any CodingKey] = []
+    var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    static func decode<T: Decodable>(_ type: T.Type, from row: Row) throws -> T {
+    /// A function that decodes `T` from a row, chosen once for a query.
+    static func decoder<T: Decodable>(for type: T.Type) -> (Row) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
-            return try ColumnDecoder(row: row, index: 0, codingPath: []).decodeConvertible(convertible) as! T
+            return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
-        return try T(from: RowDecoder(row: row))
+        return { row in try T(from: RowDecoder(row: row)) }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from row: Row) throws -> T {
+        try decoder(for: type)(row)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedRowContainer<Key>(row: row, codingPath: codingPath))
+        KeyedDecodingContainer(KeyedRowContainer<Key>(row: row))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw DecodingError.typeMismatch([Any].self, .init(
-            codingPath: codingPath, debugDescription: "a row decodes as a keyed container or a single value"))
+            codingPath: [], debugDescription: "a row decodes as a keyed container or a single value"))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        ColumnDecoder(row: row, index: 0, codingPath: codingPath)
+        ColumnDecoder(row: row, index: 0, key: nil)
     }
 }
 
 private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: Row
-    var codingPath: [any CodingKey]
+    var codingPath: [any CodingKey] { [] }
 
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { row.hasColumn(key.stringValue) }
 
-    private func column(_ key: Key) throws -> ColumnDecoder {
-        guard let index = try? row.index(of: key.stringValue) else {
+    private func index(_ key: Key) throws -> Int {
+        guard let index = row.layout.index(of: key.stringValue) else {
             throw DecodingError.keyNotFound(key, .init(
-                codingPath: codingPath, debugDescription: "the row has no column named \(key.stringValue)"))
+                codingPath: [], debugDescription: "the row has no column named \(key.stringValue)"))
         }
-        return ColumnDecoder(row: row, index: index, codingPath: codingPath + [key])
+        return index
     }
 
-    func decodeNil(forKey key: Key) throws -> Bool { try column(key).decodeNil() }
+    private func column(_ key: Key) throws -> ColumnDecoder {
+        ColumnDecoder(row: row, index: try index(key), key: key)
+    }
+
+    /// The column converted to `T`, or a `DecodingError` naming it.
+    private func value<T: DatabaseValueConvertible>(_ type: T.Type, _ key: Key) throws -> T {
+        let index = try index(key)
+        let value = row[index]
+        guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, key) }
+        return converted
+    }
+
+    /// The column converted to `T`, nil when it is NULL or missing.
+    private func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ key: Key) throws -> T? {
+        guard let index = row.layout.index(of: key.stringValue) else { return nil }
+        let value = row[index]
+        if case .null = value { return nil }
+        guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, key) }
+        return converted
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { row[try index(key)].isNull }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(type, key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(type, key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(type, key) }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalValue(type, key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try column(key).decode(type) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        return try decode(type, forKey: key)
+        guard let index = row.layout.index(of: key.stringValue), !row[index].isNull else { return nil }
+        return try ColumnDecoder(row: row, index: index, key: key).decode(type)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey> {
         throw DecodingError.typeMismatch(type, .init(
-            codingPath: codingPath + [key], debugDescription: "a column holds one value, not a nested container"))
+            codingPath: [key], debugDescription: "a column holds one value, not a nested container"))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         throw DecodingError.typeMismatch([Any].self, .init(
-            codingPath: codingPath + [key], debugDescription: "a column holds one value, not a nested container"))
+            codingPath: [key], debugDescription: "a column holds one value, not a nested container"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row, codingPath: codingPath) }
+    func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { try column(key) }
 }
@@ -73,8 +118,15 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 private struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
     let row: Row
     let index: Int
-    var codingPath: [any CodingKey]
+    let key: (any CodingKey)?
+    var codingPath: [any CodingKey] { key.map { [$0] } ?? [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    static func mismatch(_ type: Any.Type, _ value: DatabaseValue, _ row: Row, _ index: Int, _ key: (any CodingKey)?) -> DecodingError {
+        .typeMismatch(type, .init(
+            codingPath: key.map { [$0] } ?? [],
+            debugDescription: "column \(row.columnNames[index]) holds \(value.storageClassName), not \(type)"))
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         throw DecodingError.typeMismatch(type, .init(
@@ -90,19 +142,28 @@ private struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
 
     func decodeNil() -> Bool { row[index].isNull }
 
-    func decodeConvertible(_ type: any DatabaseValueConvertible.Type) throws -> Any {
+    func convert(_ type: any DatabaseValueConvertible.Type) throws -> Any {
         let value = row[index]
-        guard let converted = type.fromDatabaseValue(value) else {
-            throw DecodingError.typeMismatch(type, .init(
-                codingPath: codingPath,
-                debugDescription: "column \(row.columnNames[index]) holds \(value.storageClassName), not \(type)"))
-        }
+        guard let converted = type.fromDatabaseValue(value) else { throw Self.mismatch(type, value, row, index, key) }
         return converted
     }
 
+    private func value<T: DatabaseValueConvertible>(_ type: T.Type) throws -> T {
+        let value = row[index]
+        guard let converted = T.fromDatabaseValue(value) else { throw Self.mismatch(type, value, row, index, key) }
+        return converted
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool { try value(type) }
+    func decode(_ type: String.Type) throws -> String { try value(type) }
+    func decode(_ type: Double.Type) throws -> Double { try value(type) }
+    func decode(_ type: Int.Type) throws -> Int { try value(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try value(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try value(type) }
+
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
-            return try decodeConvertible(convertible) as! T
+            return try convert(convertible) as! T
         }
         return try T(from: self)
     }

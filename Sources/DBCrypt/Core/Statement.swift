@@ -14,9 +14,9 @@ public final class Statement {
     /// The SQL text, as given.
     public let sql: String
     let connection: Connection
-    let handle: OpaquePointer
+    @usableFromInline let handle: OpaquePointer
     /// Column names and the name-to-index map, computed once per statement.
-    private(set) lazy var columns = ColumnLayout(statement: handle)
+    private(set) lazy var columns = ColumnLayout(statement: handle, sql: sql)
 
     init(connection: Connection, sql: String, handle: OpaquePointer) {
         self.connection = connection
@@ -69,7 +69,45 @@ public final class Statement {
     ///   arguments do not match the parameters, or the ``DatabaseError`` SQLite reports.
     public func execute(_ arguments: StatementArguments = StatementArguments()) throws {
         try bind(arguments)
-        while try step() {}
+        try executeWithCurrentBindings()
+    }
+
+    /// Binds `values` to the statement's `?` parameters in order and runs it
+    /// to completion: the fast path for a statement run many times, with no
+    /// argument array built per call.
+    ///
+    /// ```swift
+    /// let insert = try db.makeStatement("INSERT INTO point(x, y, label) VALUES (?, ?, ?)")
+    /// for p in points { try insert.execute(values: p.x, p.y, p.label) }
+    /// ```
+    /// - throws: ``DatabaseError/invalidArguments(reason:sql:)`` when the count
+    ///   differs from the parameters', or the ``DatabaseError`` SQLite reports.
+    @inlinable
+    public func execute<each Value: DatabaseValueConvertible>(values: repeat each Value) throws {
+        try prepareToBind(count: countValues(repeat each values))
+        var index: Int32 = 0
+        for value in repeat each values {
+            index += 1
+            try bind(value.databaseValue, at: index)
+        }
+        try executeWithCurrentBindings()
+    }
+
+    @inlinable func countValues<each Value>(_ values: repeat each Value) -> Int {
+        var count = 0
+        for _ in repeat each values { count += 1 }
+        return count
+    }
+
+    /// Resets the statement for new bindings, checking their count.
+    @usableFromInline func prepareToBind(count: Int) throws {
+        _ = try connection.open()
+        sqlite3_reset(handle)
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard count == expected else {
+            throw DatabaseError.invalidArguments(
+                reason: "the statement has \(expected) parameter(s) and \(count) value(s) were given", sql: sql)
+        }
     }
 
     /// Binds `arguments` and returns a cursor over the rows.
@@ -82,9 +120,11 @@ public final class Statement {
     }
 
     /// Runs the statement to completion with the values already bound.
-    func executeWithCurrentBindings() throws {
-        sqlite3_reset(handle)
-        while try step() {}
+    @usableFromInline func executeWithCurrentBindings() throws {
+        _ = try connection.open()
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw stepError(code) }
     }
 
     /// Advances to the next row: true when there is one, false when done.
@@ -93,11 +133,15 @@ public final class Statement {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        case let code:
-            let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql)
-            sqlite3_reset(handle)
-            throw error
+        case let code: throw stepError(code)
         }
+    }
+
+    /// The error for a failed step; resets the statement so it can run again.
+    private func stepError(_ code: Int32) -> DatabaseError {
+        let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql)
+        sqlite3_reset(handle)
+        return error
     }
 
     // MARK: - Binding
@@ -133,7 +177,7 @@ public final class Statement {
     }
 
     /// Binds one value to the parameter at `index` (1-based), copying text and bytes.
-    func bind(_ value: DatabaseValue, at index: Int32) throws {
+    @usableFromInline func bind(_ value: DatabaseValue, at index: Int32) throws {
         let code: Int32
         switch value {
         case .null:
@@ -142,18 +186,11 @@ public final class Statement {
             code = sqlite3_bind_int64(handle, index, v)
         case let .real(d):
             code = sqlite3_bind_double(handle, index, d)
-        case var .text(s):
+        case let .text(s):
             // Length-counted, so NUL characters inside the text survive. An
             // empty string is bound as "" with a non-null pointer: a null
             // pointer would bind NULL.
-            code = s.withUTF8 { utf8 in
-                guard let base = utf8.baseAddress, utf8.count > 0 else {
-                    return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
-                }
-                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                    sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
-                }
-            }
+            code = Self.bindText(s, to: handle, at: index)
         case let .blob(data):
             code = data.withUnsafeBytes { bytes in
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
@@ -167,6 +204,27 @@ public final class Statement {
         }
     }
 
+    private static func bindText(_ text: String, to handle: OpaquePointer, at index: Int32) -> Int32 {
+        let bound = text.utf8.withContiguousStorageIfAvailable { utf8 -> Int32 in
+            guard let base = utf8.baseAddress, utf8.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
+            }
+            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
+            }
+        }
+        if let bound { return bound }
+        var copy = text   // a bridged or non-contiguous string: make it native
+        return copy.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress, utf8.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
+            }
+            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
+            }
+        }
+    }
+
     // MARK: - Reading the current row
 
     /// The number of columns in each row.
@@ -177,40 +235,29 @@ public final class Statement {
 
     /// The value of column `index` (0-based) in the current row.
     func value(at index: Int32) -> DatabaseValue {
-        switch sqlite3_column_type(handle, index) {
-        case SQLITE_NULL:
-            return .null
-        case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, index))
-        case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(handle, index))
-        case SQLITE_TEXT:
-            let count = Int(sqlite3_column_bytes(handle, index))
-            guard count > 0, let text = sqlite3_column_text(handle, index) else { return .text("") }
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-        default:
-            let count = Int(sqlite3_column_bytes(handle, index))
-            guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return .blob(Data()) }
-            return .blob(Data(bytes: bytes, count: count))
-        }
+        DatabaseValue(statement: handle, column: index)
     }
 }
 
 /// A statement's column names and a case-insensitive name-to-index map,
 /// shared by every row the statement produces.
-final class ColumnLayout: @unchecked Sendable {
+@usableFromInline final class ColumnLayout: @unchecked Sendable {
     // Immutable after init, so sharing between copied rows on any thread is safe.
-    let names: [String]
+    @usableFromInline let names: [String]
+    /// The statement's SQL, for error messages.
+    let sql: String?
     private let indexByLowercasedName: [String: Int]
 
-    init(statement: OpaquePointer) {
+    init(statement: OpaquePointer, sql: String) {
         let count = Int(sqlite3_column_count(statement))
         names = (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) }
+        self.sql = sql
         indexByLowercasedName = Self.index(names)
     }
 
-    init(names: [String]) {
+    init(names: [String], sql: String?) {
         self.names = names
+        self.sql = sql
         indexByLowercasedName = Self.index(names)
     }
 

@@ -1,3 +1,5 @@
+import CCipherProvider
+
 /// The key of an encrypted database: a passphrase, or a raw 256-bit key.
 ///
 /// ```swift
@@ -91,6 +93,26 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         }
         defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
         try self.init(rawKey: bytes[0..<32], salt: bytes.count == 48 ? Array(bytes[32..<48]) : nil)
+    }
+
+    /// This passphrase's key for a new file: PBKDF2 with a fresh random salt,
+    /// computed once by DBCrypt's provider exactly as SQLCipher would, as a raw
+    /// key with that salt. A file written with it opens with the passphrase;
+    /// writing and then checking the file with it costs no further key
+    /// derivation. Nil for a raw key, or when DBCrypt's provider is not installed.
+    func derivedForNewFile(_ settings: CipherSettings, library: CipherInfo) -> DatabaseKey? {
+        guard kind == .passphrase, library.usesDBCryptProvider else { return nil }
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var key = [UInt8](repeating: 0, count: 32)
+        defer { key.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        let mode = settings.format == .sqlcipher4 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1
+        let code = material.withUnsafeBytes { pass in
+            dbcrypt_provider_derive_key(pass.baseAddress, Int32(pass.count), salt, 16,
+                                        Int32(settings.effectiveKDFIterations), Int32(mode), &key)
+        }
+        guard code == 0 else { return nil }
+        return try? DatabaseKey(rawKey: key, salt: salt)
     }
 
     /// Whether the key has no bytes (an empty passphrase).

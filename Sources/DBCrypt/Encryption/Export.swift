@@ -51,16 +51,20 @@ struct Export {
         defer { source.close() }
         let facts = try SourceFacts(source)
         let cipher = destinationCipher ?? source.cipher ?? .sqlcipher4
+        // A passphrase is derived once, here; the new file is written and
+        // checked with the resulting raw key and salt, and opens later with
+        // the passphrase.
+        let writingKey = destinationKey.map { $0.derivedForNewFile(cipher, library: library) ?? $0 }
 
         let sibling = try SiblingFile.create(beside: destinationPath)
         var replaced = false
         defer { if !replaced { sibling.remove() } }
 
         let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
-        try write(from: source, to: sibling, cipher: cipher, facts: facts, library: library, progress: progress)
+        try write(from: source, to: sibling, key: writingKey, cipher: cipher, facts: facts, library: library, progress: progress)
         try sibling.sync()
         try checkCancelled()
-        try verify(sibling.path, cipher: cipher, against: facts)
+        try verify(sibling.path, key: writingKey, cipher: cipher, against: facts)
         try checkCancelled()
         if inPlace { try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)") }
         try sibling.replaceDestination()
@@ -131,15 +135,16 @@ struct Export {
     // MARK: - Writing
 
     private func write(
-        from source: Database, to sibling: SiblingFile, cipher: CipherSettings, facts: SourceFacts, library: CipherInfo,
+        from source: Database, to sibling: SiblingFile, key: DatabaseKey?, cipher: CipherSettings, facts: SourceFacts,
+        library: CipherInfo,
         progress: ProgressReporter
     ) throws {
         let connection = source.connection
-        try library.keying(cipher.format) { try attach(sibling.path, to: source) }
+        try library.keying(cipher.format) { try attach(sibling.path, key: key, to: source) }
         defer { try? connection.run("DETACH DATABASE \(Self.target)") }
 
         let target = Self.target
-        if destinationKey != nil {
+        if key != nil {
             try connection.applyCipherSettings(cipher, library: library, schema: target)
         }
         // The sibling is thrown away if anything fails, so it needs no journal
@@ -151,7 +156,7 @@ struct Export {
             PRAGMA \(target).auto_vacuum = \(facts.autoVacuum);
             """)
         let pageSize: Int
-        if destinationKey != nil {
+        if key != nil {
             pageSize = cipher.effectivePageSize
         } else {
             pageSize = try source.fetchScalar(Int.self, "PRAGMA \(target).page_size") ?? 4096
@@ -184,10 +189,10 @@ struct Export {
 
     /// `ATTACH ? AS dbcrypt_target KEY ?`, the key bound straight from the
     /// key's own memory; an empty KEY makes the new file plaintext.
-    private func attach(_ path: String, to source: Database) throws {
+    private func attach(_ path: String, key: DatabaseKey?, to source: Database) throws {
         let statement = try source.makeStatement("ATTACH DATABASE ? AS \(Self.target) KEY ?")
         try statement.bind(.text(path), at: 1)
-        guard let key = destinationKey else {
+        guard let key else {
             try statement.bind(.text(""), at: 2)
             return try statement.executeWithCurrentBindings()
         }
@@ -217,14 +222,14 @@ struct Export {
 
     // MARK: - Checking the new file
 
-    private func verify(_ path: String, cipher: CipherSettings, against facts: SourceFacts) throws {
+    private func verify(_ path: String, key: DatabaseKey?, cipher: CipherSettings, against facts: SourceFacts) throws {
         var options = Database.Options()
         options.readOnly = true
         options.cipher = cipher
         options.tryOtherFormat = false
         let copy: Database
         do {
-            copy = try Database(path: path, key: destinationKey, options: options)
+            copy = try Database(path: path, key: key, options: options)
         } catch {
             throw DatabaseError.verificationFailed(path: sourcePath, reason: "it does not open: \(error)")
         }

@@ -1,0 +1,107 @@
+import CSQLCipher
+import DBCrypt
+import Foundation
+
+/// One row of W2 decoded through `Decodable`.
+struct Item: Decodable {
+    var a: Int64, b: Int64, c: Int64
+    var d: Double, e: Double
+    var f: String, g: String, h: String
+}
+
+/// W1 and W2: DBCrypt's API against the raw C API on the same SQLCipher and
+/// settings, for each keying; interleaved rounds, wall-clock medians.
+func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
+    _ = try CipherInfo.linked()
+    let rows = BenchmarkRows(count: count)
+    print("W1 insert / W2 scan: \(count) rows of 8 columns, \(rounds) interleaved rounds, SQLCipher 3 format, synchronous = OFF, CPU time")
+    for keying in Keying.allCases {
+        var rawInsert = Samples(), apiInsert = Samples(), arrayInsert = Samples(), rawScanTime = Samples(), cursorScan = Samples(), decodableScan = Samples()
+        for _ in 0..<rounds {
+            let dir = try scratchDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            // Raw C: insert, then scan on a fresh connection.
+            let rawPath = dir.appendingPathComponent("raw.db").path
+            var db = try rawConnection(rawPath, keying)
+            sqlite3_exec(db, "PRAGMA synchronous = OFF; " + createTableSQL, nil, nil, nil)
+            rawInsert.add(withExtendedLifetime(rows) { cpuSeconds { DBCryptBenchmarks.rawInsert(db, rows) } })
+            sqlite3_close_v2(db)
+            db = try rawConnection(rawPath, keying)
+            var checksum = 0
+            rawScanTime.add(cpuSeconds { checksum = rawScan(db) })
+            sqlite3_close_v2(db)
+
+            // DBCrypt's API on its own file.
+            let apiPath = dir.appendingPathComponent("api.db").path
+            var database = try Database(path: apiPath, key: keying.key, options: keying.options)
+            try database.execute("PRAGMA synchronous = OFF")
+            try database.execute(createTableSQL)
+            apiInsert.add(try withExtendedLifetime(rows) { try cpuSeconds { try dbcryptInsert(database, rows) } })
+            try database.execute("DELETE FROM item")
+            arrayInsert.add(try withExtendedLifetime(rows) { try cpuSeconds { try dbcryptArrayInsert(database, rows) } })
+            database.close()
+            database = try Database(path: apiPath, key: keying.key, options: keying.options)
+            var apiChecksum = 0
+            cursorScan.add(try cpuSeconds { apiChecksum = try dbcryptCursorScan(database) })
+            database.close()
+            database = try Database(path: apiPath, key: keying.key, options: keying.options)
+            var decodedChecksum = 0
+            decodableScan.add(try cpuSeconds { decodedChecksum = try dbcryptDecodableScan(database) })
+            database.close()
+            precondition(checksum == apiChecksum && checksum == decodedChecksum, "the scans disagree")
+        }
+        print("  \(keying.rawValue)")
+        print("    W1 insert   raw C \(milliseconds(rawInsert.median))   values: \(milliseconds(apiInsert.median))   ratio \(ratio(apiInsert.median, rawInsert.median))"
+              + "   [array] \(milliseconds(arrayInsert.median))   ratio \(ratio(arrayInsert.median, rawInsert.median))")
+        print("    W2 scan     raw C \(milliseconds(rawScanTime.median))   cursor  \(milliseconds(cursorScan.median))   ratio \(ratio(cursorScan.median, rawScanTime.median))"
+              + "   Decodable \(milliseconds(decodableScan.median))   ratio \(ratio(decodableScan.median, rawScanTime.median))")
+    }
+}
+
+/// W1 through DBCrypt: one prepared statement, one transaction, `execute(values:)`.
+func dbcryptInsert(_ db: Database, _ rows: BenchmarkRows) throws {
+    let insert = try db.makeStatement(insertSQL)
+    try db.inTransaction { _ in
+        for i in 0..<rows.count {
+            let (a, b, c) = rows.integers[i]
+            let (d, e) = rows.reals[i]
+            let (f, g, h) = rows.texts[i]
+            try insert.execute(values: a, b, c, d, e, f, g, h)
+        }
+    }
+}
+
+/// W1 through DBCrypt with an array of arguments, `execute([...])`.
+func dbcryptArrayInsert(_ db: Database, _ rows: BenchmarkRows) throws {
+    let insert = try db.makeStatement(insertSQL)
+    try db.inTransaction { _ in
+        for i in 0..<rows.count {
+            let (a, b, c) = rows.integers[i]
+            let (d, e) = rows.reals[i]
+            let (f, g, h) = rows.texts[i]
+            try insert.execute([a, b, c, d, e, f, g, h])
+        }
+    }
+}
+
+/// W2 through DBCrypt's cursor, reading each column as a Swift value.
+func dbcryptCursorScan(_ db: Database) throws -> Int {
+    let cursor = try db.query("SELECT a, b, c, d, e, f, g, h FROM item")
+    var checksum = 0
+    while let row = try cursor.next() {
+        let a: Int64 = try row[0], b: Int64 = try row[1], c: Int64 = try row[2]
+        let d: Double = try row[3], e: Double = try row[4]
+        let f: String = try row[5], g: String = try row[6], h: String = try row[7]
+        checksum &+= Int(a &+ b &+ c) &+ Int(d + e) &+ f.utf8.count &+ g.utf8.count &+ h.utf8.count
+    }
+    return checksum
+}
+
+/// W2 through `Decodable`.
+func dbcryptDecodableScan(_ db: Database) throws -> Int {
+    var checksum = 0
+    for item in try db.fetchAll(Item.self, "SELECT a, b, c, d, e, f, g, h FROM item") {
+        checksum &+= Int(item.a &+ item.b &+ item.c) &+ Int(item.d + item.e) &+ item.f.utf8.count &+ item.g.utf8.count &+ item.h.utf8.count
+    }
+    return checksum
+}
