@@ -20,7 +20,14 @@ test: bootstrap
 	@scripts/run-quickstart >/dev/null
 	swift test --disable-swift-testing
 
-## bench: the benchmarks, in release mode; results go in BENCHMARKS.md.
+## bench: every benchmark, in release mode: DBCrypt against the raw C API
+## (W1-W4), the crypto providers, and GRDB in a package of its own (W5).
+## Results and what the ratios mean are in BENCHMARKS.md.
 bench: bootstrap
 	swift build -c release --product DBCryptBenchmarks
+	.build/release/DBCryptBenchmarks insert-scan --rounds 11
+	.build/release/DBCryptBenchmarks open --rounds 5
+	.build/release/DBCryptBenchmarks export --rounds 5
 	.build/release/DBCryptBenchmarks provider --rounds 11
+	swift build -c release --package-path Benchmarks/GRDBComparison
+	Benchmarks/GRDBComparison/.build/release/GRDBComparison --rounds 11

@@ -30,10 +30,10 @@ public struct Row {
     @usableFromInline let layout: ColumnLayout
 
     init(cursor: RowCursor) {
-        handle = cursor.statement.handle
+        handle = cursor.handle
         self.cursor = cursor
         values = []
-        layout = cursor.statement.columns
+        layout = cursor.layout
     }
 
     /// A row holding `values` under `columns`, for tests and for building rows by hand.

@@ -13,16 +13,22 @@ import CSQLCipher
 /// The row returned by ``next()`` is valid until the next call. Finishing or
 /// releasing the cursor resets its statement, which releases SQLite's read lock.
 public final class RowCursor {
-    // Internal, but rows read the statement from inlined code.
-    @usableFromInline let statement: Statement
+    let statement: Statement
+    /// The statement's handle and columns, read once: each row uses them.
+    let handle: OpaquePointer
+    let layout: ColumnLayout
+    private let connection: Connection
     private var finished = false
 
     init(statement: Statement) {
         self.statement = statement
+        handle = statement.handle
+        layout = statement.columns
+        connection = statement.connection
     }
 
     deinit {
-        if !finished { sqlite3_reset(statement.handle) }
+        if !finished { sqlite3_reset(handle) }
     }
 
     /// The names of the result columns.
@@ -33,15 +39,23 @@ public final class RowCursor {
     /// - throws: the ``DatabaseError`` SQLite reports while stepping.
     public func next() throws -> Row? {
         guard !finished else { return nil }
-        do {
-            if try statement.step() { return Row(cursor: self) }
-        } catch {
+        guard !connection.isClosed else {
             finished = true
+            throw DatabaseError.connectionClosed
+        }
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW:
+            return Row(cursor: self)
+        case SQLITE_DONE:
+            finished = true
+            sqlite3_reset(handle)
+            return nil
+        case let code:
+            finished = true
+            let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: statement.sql)
+            sqlite3_reset(handle)
             throw error
         }
-        finished = true
-        sqlite3_reset(statement.handle)
-        return nil
     }
 
     /// Calls `body` with each remaining row.
