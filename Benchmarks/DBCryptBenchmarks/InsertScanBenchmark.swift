@@ -105,3 +105,23 @@ func dbcryptDecodableScan(_ db: Database) throws -> Int {
     }
     return checksum
 }
+
+/// W2's cursor scan alone, repeated, for a profiler (`perf record`): the
+/// plaintext database keeps SQLCipher's cost out of the profile.
+func runScanProfile(repeats: Int, rows count: Int) throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let path = dir.appendingPathComponent("scan.db").path
+    let db = try Database(path: path)
+    try db.execute(createTableSQL)
+    try dbcryptInsert(db, BenchmarkRows(count: count))
+    var checksum = 0
+    let time = try cpuSeconds { for _ in 0..<repeats { checksum &+= try dbcryptCursorScan(db) } }
+    db.close()
+    let raw = try rawConnection(path, .plaintext)
+    var rawChecksum = 0
+    let rawTime = cpuSeconds { for _ in 0..<repeats { rawChecksum &+= rawScan(raw) } }
+    sqlite3_close_v2(raw)
+    precondition(checksum == rawChecksum)
+    print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
+}

@@ -42,7 +42,7 @@ func rawConnection(_ path: String, _ keying: Keying) throws -> OpaquePointer {
     // Opening through DBCrypt once applies the key, format and page size;
     // the raw side then keys its own connection the same way by hand.
     var db: OpaquePointer?
-    sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+    sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)   // as DBCrypt opens its own
     guard let db else { fatalError("cannot open \(path)") }
     if let key = keying.key {
         let text: String

@@ -1,3 +1,4 @@
+import CSQLCipher
 import Foundation
 
 /// A Swift type that can be stored in a column and read back from one.
@@ -20,6 +21,21 @@ public protocol DatabaseValueConvertible {
     /// The Swift value for a stored value, or nil when it does not convert
     /// (NULL into a non-optional type, text into a number, ...).
     static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
+
+    /// The value of `column` in the current row of a SQLite `statement`, or
+    /// nil when it does not convert: the path rows read columns through. The
+    /// default goes through ``fromDatabaseValue(_:)``; DBCrypt's own types
+    /// read straight from the statement, with the same conversions. Called
+    /// only by the thread that steps the statement (`sqlite3_column_value`'s
+    /// values are unprotected).
+    static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Self?
+}
+
+extension DatabaseValueConvertible {
+    /// Reads a ``DatabaseValue`` and converts it with ``fromDatabaseValue(_:)``.
+    @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Self? {
+        fromDatabaseValue(DatabaseValue(statement: statement, column: column))
+    }
 }
 
 // MARK: - Integers and reals
@@ -44,6 +60,10 @@ extension Int: DatabaseValueConvertible {
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
         Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) }
     }
+    /// An integer (or integral real) that fits in `Int`.
+    @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Int? {
+        Int64.fromStatement(statement, column: column).flatMap { Int(exactly: $0) }
+    }
 }
 
 extension Int32: DatabaseValueConvertible {
@@ -63,6 +83,14 @@ extension Double: DatabaseValueConvertible {
         switch value {
         case let .real(d): return d
         case let .integer(v): return Double(v)
+        default: return nil
+        }
+    }
+    /// A real, or an integer converted to the nearest double.
+    @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Double? {
+        let value = sqlite3_column_value(statement, column)
+        switch sqlite3_value_type(value) {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_value_double(value)
         default: return nil
         }
     }
@@ -90,6 +118,13 @@ extension String: DatabaseValueConvertible {
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         if case let .text(s) = value { return s }
         return nil
+    }
+    /// Text only, length-counted (NUL characters survive).
+    @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> String? {
+        let value = sqlite3_column_value(statement, column)
+        guard sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
+        guard let text = sqlite3_value_text(value) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
     }
 }
 
@@ -142,5 +177,10 @@ extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvert
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if case .null = value { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }
+    }
+    /// `.some(nil)` for NULL, else the wrapped type's conversion.
+    @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Wrapped?? {
+        if sqlite3_value_type(sqlite3_column_value(statement, column)) == SQLITE_NULL { return .some(nil) }
+        return Wrapped.fromStatement(statement, column: column).map { .some($0) }
     }
 }

@@ -22,38 +22,36 @@ public struct Row {
 
     /// The statement of a live row (nil for a copied row).
     @usableFromInline let handle: OpaquePointer?
-    /// Keeps a live row's statement from being reset while the row is read.
-    @usableFromInline let cursor: RowCursor?
-    /// The values of a copied row.
-    @usableFromInline let values: [DatabaseValue]
-    /// Column names, the name-to-index map, and the SQL.
-    @usableFromInline let layout: ColumnLayout
+    /// A live row's cursor (which keeps the statement from being reset while
+    /// the row is read), or a copied row's values.
+    @usableFromInline let source: AnyObject
 
     init(cursor: RowCursor) {
         handle = cursor.handle
-        self.cursor = cursor
-        values = []
-        layout = cursor.layout
+        source = cursor
     }
 
     /// A row holding `values` under `columns`, for tests and for building rows by hand.
     public init(columns: [String], values: [DatabaseValue]) {
         precondition(columns.count == values.count, "a Row needs one value per column")
         handle = nil
-        cursor = nil
-        self.values = values
-        layout = ColumnLayout(names: columns, sql: nil)
+        source = CopiedRow(layout: ColumnLayout(names: columns, sql: nil), values: values)
     }
 
     private init(layout: ColumnLayout, values: [DatabaseValue]) {
         handle = nil
-        cursor = nil
-        self.values = values
-        self.layout = layout
+        source = CopiedRow(layout: layout, values: values)
+    }
+
+    /// Column names, the name-to-index map, and the SQL.
+    @usableFromInline var layout: ColumnLayout {
+        handle != nil ? unsafeDowncast(source, to: RowCursor.self).layout : unsafeDowncast(source, to: CopiedRow.self).layout
     }
 
     /// The number of columns.
-    @inlinable public var count: Int { layout.names.count }
+    @inlinable public var count: Int {
+        handle != nil ? unsafeDowncast(source, to: RowCursor.self).columnCount : unsafeDowncast(source, to: CopiedRow.self).values.count
+    }
 
     /// The column names, in order.
     public var columnNames: [String] { layout.names }
@@ -67,7 +65,7 @@ public struct Row {
     @inlinable public subscript(_ index: Int) -> DatabaseValue {
         precondition(index >= 0 && index < count, "column index out of range")
         if let handle { return DatabaseValue(statement: handle, column: Int32(index)) }
-        return values[index]
+        return unsafeDowncast(source, to: CopiedRow.self).values[index]
     }
 
     /// The value of the first column named `name` (ignoring case).
@@ -83,6 +81,8 @@ public struct Row {
     ///   does not convert (NULL into a non-optional type, for example).
     @inlinable public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
         get throws {
+            precondition(index >= 0 && index < count, "column index out of range")
+            if let handle, let converted = T.fromStatement(handle, column: Int32(index)) { return converted }
             let value = self[index]
             guard let converted = T.fromDatabaseValue(value) else { throw mismatch(value, column: index, type: T.self) }
             return converted
@@ -113,6 +113,17 @@ public struct Row {
     }
 }
 
+/// The values of a row that outlives its cursor.
+@usableFromInline final class CopiedRow {
+    let layout: ColumnLayout
+    @usableFromInline let values: [DatabaseValue]
+
+    init(layout: ColumnLayout, values: [DatabaseValue]) {
+        self.layout = layout
+        self.values = values
+    }
+}
+
 extension Row: CustomStringConvertible {
     /// The column names with their storage classes, never the values, which may be secret.
     public var description: String {
@@ -123,20 +134,23 @@ extension Row: CustomStringConvertible {
 extension DatabaseValue {
     /// The value of `column` in the current row of `statement`.
     @inlinable init(statement: OpaquePointer, column: Int32) {
-        switch sqlite3_column_type(statement, column) {
+        // One sqlite3_column_value, then the cheaper sqlite3_value_* calls: the
+        // connection is confined to this thread, so the unprotected value is safe.
+        let value = sqlite3_column_value(statement, column)
+        switch sqlite3_value_type(value) {
         case SQLITE_NULL:
             self = .null
         case SQLITE_INTEGER:
-            self = .integer(sqlite3_column_int64(statement, column))
+            self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT:
-            self = .real(sqlite3_column_double(statement, column))
+            self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            let count = Int(sqlite3_column_bytes(statement, column))
-            guard count > 0, let text = sqlite3_column_text(statement, column) else { self = .text(""); return }
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let text = sqlite3_value_text(value) else { self = .text(""); return }
             self = .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         default:
-            let count = Int(sqlite3_column_bytes(statement, column))
-            guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { self = .blob(Data()); return }
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let bytes = sqlite3_value_blob(value) else { self = .blob(Data()); return }
             self = .blob(Data(bytes: bytes, count: count))
         }
     }

@@ -17,6 +17,7 @@ public final class RowCursor {
     /// The statement's handle and columns, read once: each row uses them.
     let handle: OpaquePointer
     let layout: ColumnLayout
+    @usableFromInline let columnCount: Int
     private let connection: Connection
     private var finished = false
 
@@ -24,6 +25,7 @@ public final class RowCursor {
         self.statement = statement
         handle = statement.handle
         layout = statement.columns
+        columnCount = layout.names.count
         connection = statement.connection
     }
 
