@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench
+.PHONY: demo test build bootstrap bench profile
 
 bootstrap:
 	@scripts/bootstrap
@@ -31,3 +31,8 @@ bench: bootstrap
 	.build/release/DBCryptBenchmarks provider --rounds 11
 	swift build -c release --package-path Benchmarks/GRDBComparison
 	Benchmarks/GRDBComparison/.build/release/GRDBComparison --rounds 11
+
+## profile: instruction counts of W1 and W2 under callgrind, DBCrypt against
+## the raw C API: repeatable where timings are not.
+profile: bootstrap
+	@scripts/profile

@@ -59,7 +59,7 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
 }
 
 /// W1 through DBCrypt: one prepared statement, one transaction, `execute(values:)`.
-func dbcryptInsert(_ db: Database, _ rows: BenchmarkRows) throws {
+@inline(never) func dbcryptInsert(_ db: Database, _ rows: BenchmarkRows) throws {
     let insert = try db.makeStatement(insertSQL)
     try db.inTransaction { _ in
         for i in 0..<rows.count {
@@ -85,7 +85,7 @@ func dbcryptArrayInsert(_ db: Database, _ rows: BenchmarkRows) throws {
 }
 
 /// W2 through DBCrypt's cursor, reading each column as a Swift value.
-func dbcryptCursorScan(_ db: Database) throws -> Int {
+@inline(never) func dbcryptCursorScan(_ db: Database) throws -> Int {
     let cursor = try db.query("SELECT a, b, c, d, e, f, g, h FROM item")
     var checksum = 0
     while let row = try cursor.next() {
@@ -124,4 +124,20 @@ func runScanProfile(repeats: Int, rows count: Int) throws {
     sqlite3_close_v2(raw)
     precondition(checksum == rawChecksum)
     print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
+}
+
+/// W1 alone, DBCrypt's `execute(values:)` then the raw C API, for a profiler.
+func runInsertProfile(rows count: Int) throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let rows = BenchmarkRows(count: count)
+    let db = try Database(path: dir.appendingPathComponent("api.db").path)
+    try db.execute("PRAGMA synchronous = OFF")
+    try db.execute(createTableSQL)
+    let api = try withExtendedLifetime(rows) { try cpuSeconds { try dbcryptInsert(db, rows) } }
+    let raw = try rawConnection(dir.appendingPathComponent("raw.db").path, .plaintext)
+    sqlite3_exec(raw, "PRAGMA synchronous = OFF; " + createTableSQL, nil, nil, nil)
+    let rawTime = withExtendedLifetime(rows) { cpuSeconds { rawInsert(raw, rows) } }
+    sqlite3_close_v2(raw)
+    print("insert of \(count) rows: DBCrypt execute(values:) \(milliseconds(api)), raw C \(milliseconds(rawTime))")
 }

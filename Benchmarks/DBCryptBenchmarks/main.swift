@@ -33,6 +33,8 @@ case "open":
     try runOpenBenchmark(rounds: option("--rounds", default: 5))
 case "export":
     try runExportBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
+case "profile-insert":
+    try runInsertProfile(rows: option("--rows", default: 100_000))
 case "profile-scan":
     try runScanProfile(repeats: option("--repeats", default: 20), rows: option("--rows", default: 100_000))
 case "insert-scan":
