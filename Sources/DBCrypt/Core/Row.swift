@@ -80,13 +80,23 @@ public struct Row {
     /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)`` when it
     ///   does not convert (NULL into a non-optional type, for example).
     @inlinable public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
-        get throws {
-            precondition(index >= 0 && index < count, "column index out of range")
-            if let handle, let converted = T.fromStatement(handle, column: Int32(index)) { return converted }
-            let value = self[index]
-            guard let converted = T.fromDatabaseValue(value) else { throw mismatch(value, column: index, type: T.self) }
-            return converted
+        @inline(__always) get throws {
+            // The fast path, small enough to inline into the caller: a live
+            // row, a column in range, a value that converts.
+            if let handle, UInt(bitPattern: index) < UInt(bitPattern: count),
+               let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
+                return converted
+            }
+            return try convertedValue(at: index)
         }
+    }
+
+    /// The slow path of the typed subscript: copied rows, the range check's
+    /// trap, and the conversion error.
+    @usableFromInline func convertedValue<T: DatabaseValueConvertible>(at index: Int) throws -> T {
+        let value = self[index]
+        guard let converted = T.fromDatabaseValue(value) else { throw mismatch(value, column: index, type: T.self) }
+        return converted
     }
 
     /// The value of the first column named `name` converted to `T`.
