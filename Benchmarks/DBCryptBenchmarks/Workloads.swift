@@ -36,22 +36,20 @@ func scratchDirectory() throws -> URL {
     return url
 }
 
-/// The raw C handle of a DBCrypt connection opened with the same settings:
-/// both sides of a comparison run on one SQLCipher with one configuration.
+/// A raw C connection keyed by hand exactly as DBCrypt keys `keying`: both
+/// sides of a comparison run on one SQLCipher with one configuration.
 func rawConnection(_ path: String, _ keying: Keying) throws -> OpaquePointer {
-    // Opening through DBCrypt once applies the key, format and page size;
-    // the raw side then keys its own connection the same way by hand.
     var db: OpaquePointer?
     sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)   // as DBCrypt opens its own
     guard let db else { fatalError("cannot open \(path)") }
-    if let key = keying.key {
-        let text: String
-        switch keying {
-        case .passphrase1K: text = "benchmark passphrase"
-        default: text = "x'" + String(repeating: "5A", count: 32) + "'"
-        }
-        sqlite3_key_v2(db, "main", text, Int32(text.utf8.count))
-        _ = key
+    let text: String?
+    switch keying {
+    case .plaintext: text = nil
+    case .passphrase1K: text = "benchmark passphrase"
+    case .rawKey1K, .rawKey4K: text = "x'" + String(repeating: "5A", count: 32) + "'"
+    }
+    if let text {
+        sqlite3_key_v2(db, "main", text, Int32(text.utf8.count))   // SHA-1 mode: the provider's default, SQLCipher 3
         sqlite3_exec(db, "PRAGMA cipher_page_size = \(keying.settings.effectivePageSize); PRAGMA kdf_iter = 64000", nil, nil, nil)
     }
     guard sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK else {
