@@ -28,47 +28,6 @@ func rawOpen(_ path: String) -> OpaquePointer {
     return db!
 }
 
-func rawInsert(_ db: OpaquePointer, _ rows: BenchmarkRows) {
-    let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)   // SQLITE_TRANSIENT
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, insertSQL, -1, &statement, nil)
-    defer { sqlite3_finalize(statement) }
-    sqlite3_exec(db, "BEGIN", nil, nil, nil)
-    for i in 0..<rows.count {
-        let (a, b, c) = rows.integers[i]
-        let (d, e) = rows.reals[i]
-        let (f, g, h) = rows.texts[i]
-        sqlite3_bind_int64(statement, 1, a)
-        sqlite3_bind_int64(statement, 2, b)
-        sqlite3_bind_int64(statement, 3, c)
-        sqlite3_bind_double(statement, 4, d)
-        sqlite3_bind_double(statement, 5, e)
-        sqlite3_bind_text(statement, 6, f, -1, transient)
-        sqlite3_bind_text(statement, 7, g, -1, transient)
-        sqlite3_bind_text(statement, 8, h, -1, transient)
-        precondition(sqlite3_step(statement) == SQLITE_DONE)
-        sqlite3_reset(statement)
-    }
-    sqlite3_exec(db, "COMMIT", nil, nil, nil)
-}
-
-func rawScan(_ db: OpaquePointer) -> Int {
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(db, "SELECT a, b, c, d, e, f, g, h FROM item", -1, &statement, nil)
-    defer { sqlite3_finalize(statement) }
-    var checksum = 0
-    while sqlite3_step(statement) == SQLITE_ROW {
-        let a = sqlite3_column_int64(statement, 0), b = sqlite3_column_int64(statement, 1)
-        let c = sqlite3_column_int64(statement, 2)
-        let d = sqlite3_column_double(statement, 3), e = sqlite3_column_double(statement, 4)
-        let f = String(cString: sqlite3_column_text(statement, 5))
-        let g = String(cString: sqlite3_column_text(statement, 6))
-        let h = String(cString: sqlite3_column_text(statement, 7))
-        checksum &+= Int(a &+ b &+ c) &+ Int(d + e) &+ f.utf8.count &+ g.utf8.count &+ h.utf8.count
-    }
-    return checksum
-}
-
 let rows = BenchmarkRows(count: count)
 var rawInsertTime = Samples(), grdbInsert = Samples(), rawScanTime = Samples(), grdbCursor = Samples(), grdbDecodable = Samples()
 for _ in 0..<rounds {
