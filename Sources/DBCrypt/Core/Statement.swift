@@ -103,6 +103,11 @@ public final class Statement {
     @usableFromInline func prepareToBind(count: Int) throws {
         _ = try connection.open()
         sqlite3_reset(handle)
+        try checkPositionalCount(count)
+    }
+
+    /// Refuses `count` positional values for a statement with another number of parameters.
+    private func checkPositionalCount(_ count: Int) throws {
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard count == expected else {
             throw DatabaseError.invalidArguments(
@@ -154,16 +159,12 @@ public final class Statement {
         _ = try connection.open()
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        let count = Int(sqlite3_bind_parameter_count(handle))
         switch arguments.storage {
         case let .positional(values):
-            guard values.count == count else {
-                throw DatabaseError.invalidArguments(
-                    reason: "the statement has \(count) parameter(s) and \(values.count) value(s) were given", sql: sql)
-            }
+            try checkPositionalCount(values.count)
             for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
         case let .named(values):
-            for index in 0..<Int32(count) {
+            for index in 0..<sqlite3_bind_parameter_count(handle) {
                 guard let cName = sqlite3_bind_parameter_name(handle, index + 1) else {
                     throw DatabaseError.invalidArguments(reason: "parameter \(index + 1) has no name", sql: sql)
                 }
@@ -205,7 +206,7 @@ public final class Statement {
     }
 
     private static func bindText(_ text: String, to handle: OpaquePointer, at index: Int32) -> Int32 {
-        let bound = text.utf8.withContiguousStorageIfAvailable { utf8 -> Int32 in
+        func bind(_ utf8: UnsafeBufferPointer<UInt8>) -> Int32 {
             guard let base = utf8.baseAddress, utf8.count > 0 else {
                 return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
             }
@@ -213,16 +214,11 @@ public final class Statement {
                 sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
             }
         }
-        if let bound { return bound }
-        var copy = text   // a bridged or non-contiguous string: make it native
-        return copy.withUTF8 { utf8 in
-            guard let base = utf8.baseAddress, utf8.count > 0 else {
-                return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
-            }
-            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
-            }
-        }
+        // A native string lends its bytes as they are (the hot path: no copy,
+        // no uniqueness check); a bridged or non-contiguous one is made native.
+        if let bound = text.utf8.withContiguousStorageIfAvailable(bind) { return bound }
+        var native = text
+        return native.withUTF8(bind)
     }
 
     // MARK: - Reading the current row

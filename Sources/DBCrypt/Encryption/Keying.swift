@@ -11,7 +11,6 @@ extension Connection {
     /// Hands the key to SQLCipher through `sqlite3_key_v2`, never SQL text,
     /// then applies `settings`.
     func applyKey(_ key: DatabaseKey, settings: CipherSettings, library: CipherInfo) throws {
-        try settings.validate()
         let db = try open()
         let code = try library.keying(settings.format) {
             key.material.withUnsafeBytes { bytes in
