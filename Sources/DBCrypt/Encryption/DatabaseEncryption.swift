@@ -62,12 +62,8 @@ public enum DatabaseEncryption {
         _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         options: ExportOptions = ExportOptions()
     ) throws {
-        try requirePlaintext(path)
-        try requireKey(key)
-        try Export(
-            sourcePath: path, sourceKey: nil, sourceCipher: .sqlcipher4,
-            destinationPath: path, destinationKey: key, destinationCipher: cipher, options: options
-        ).run()
+        // The same export, onto its own path: the engine replaces the file in place.
+        try encrypt(path, to: path, key: key, cipher: cipher, options: options)
     }
 
     /// Re-encrypts the database at `path` with a new key (and, optionally, new
@@ -116,8 +112,10 @@ public enum DatabaseEncryption {
         _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         progress: (@Sendable (ExportProgress) -> Void)? = nil
     ) throws -> Bool {
-        SiblingFile.removeAbandoned(beside: path)
-        guard case .plaintext = try FileFormat.detect(at: path) else { return false }
+        guard case .plaintext = try FileFormat.detect(at: path) else {
+            SiblingFile.removeAbandoned(beside: path)   // a migration does this itself
+            return false
+        }
         var options = ExportOptions()
         options.progress = progress
         try migrateInPlace(path, key: key, cipher: cipher, options: options)

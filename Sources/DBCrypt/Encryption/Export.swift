@@ -90,8 +90,7 @@ struct Export {
         default:
             guard options.replaceExisting else { throw DatabaseError.destinationExists(path: destinationPath) }
         }
-        let directory = (destinationPath as NSString).deletingLastPathComponent
-        let folder = directory.isEmpty ? "." : directory
+        let folder = SiblingFile.directory(of: destinationPath)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw DatabaseError.cannotOpen(path: destinationPath, reason: "its directory does not exist")

@@ -14,6 +14,12 @@ struct SiblingFile {
     /// The destination it will replace.
     let destination: String
 
+    /// The directory holding `path` (`.` for a bare file name).
+    static func directory(of path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        return directory.isEmpty ? "." : directory
+    }
+
     /// `.<name>.dbcrypt-<pid>-<random>` in the destination's directory.
     static func prefix(for destination: String) -> String { "." + (destination as NSString).lastPathComponent + ".dbcrypt-" }
 
@@ -22,9 +28,9 @@ struct SiblingFile {
     /// - throws: ``DatabaseError/permissionDenied(path:)`` or
     ///   ``DatabaseError/cannotOpen(path:reason:)`` when the directory refuses it.
     static func create(beside destination: String) throws -> SiblingFile {
-        let directory = (destination as NSString).deletingLastPathComponent
+        let directory = directory(of: destination)
         let name = prefix(for: destination) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let path = ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(name)
+        let path = (directory as NSString).appendingPathComponent(name)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
@@ -51,8 +57,7 @@ struct SiblingFile {
         guard rename(path, destination) == 0 else {
             throw DatabaseError.cannotOpen(path: destination, reason: "renaming the new database failed: \(String(cString: strerror(errno)))")
         }
-        let directory = (destination as NSString).deletingLastPathComponent
-        try Self.fsync(path: directory.isEmpty ? "." : directory, what: "the directory")
+        try Self.fsync(path: Self.directory(of: destination), what: "the directory")
     }
 
     private static func fsync(path: String, what: String) throws {
@@ -71,8 +76,7 @@ struct SiblingFile {
     /// Returns how many files were removed.
     @discardableResult
     static func removeAbandoned(beside destination: String) -> Int {
-        let directory = (destination as NSString).deletingLastPathComponent
-        let folder = directory.isEmpty ? "." : directory
+        let folder = directory(of: destination)
         let prefix = prefix(for: destination)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return 0 }
         var removed = 0
@@ -91,9 +95,8 @@ struct SiblingFile {
 
     /// Bytes available to this process in the directory of `path`, or nil when unknown.
     static func availableBytes(near path: String) -> Int64? {
-        let directory = (path as NSString).deletingLastPathComponent
         var info = statvfs()
-        guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return nil }
+        guard statvfs(directory(of: path), &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
