@@ -23,8 +23,7 @@ struct Check: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let format = try requireDatabaseFile(database)
-            let isPlaintext = if case .plaintext = format { true } else { false }
-            let databaseKey = (isPlaintext && !key.isGiven) ? nil : try key.key(prompt: "Key for \(database): ")
+            let databaseKey = try key.keyIfNeeded(for: database, format: format)
             let problems: [String]
             var pages = 0
             let db: Database

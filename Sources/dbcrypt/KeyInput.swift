@@ -4,6 +4,15 @@ import Foundation
 /// Reading a key from the environment, a file or the terminal, and telling
 /// a passphrase from a raw key. Nothing here ever prints a key.
 enum KeyInput {
+    /// The key from the environment variable or file given, else asked on the
+    /// terminal (twice when `confirm`); `hint` names the options in the
+    /// "no key given" error.
+    static func read(environment: String?, file: String?, prompt: String, confirm: Bool, hint: String) throws -> DatabaseKey {
+        if let environment { return try fromEnvironment(environment) }
+        if let file { return try fromFile(file) }
+        return try self.prompt(prompt, confirm: confirm, hint: hint)
+    }
+
     /// The key in the environment variable `name`.
     static func fromEnvironment(_ name: String) throws -> DatabaseKey {
         guard let value = ProcessInfo.processInfo.environment[name] else {

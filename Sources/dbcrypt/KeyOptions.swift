@@ -21,9 +21,20 @@ struct KeyOptions: ParsableArguments {
     /// The key: from the variable or file, else asked on the terminal
     /// (twice when `confirm`). Throws "no key given" when there is no terminal.
     func key(prompt: String, confirm: Bool = false) throws -> DatabaseKey {
-        if let keyEnvironment { return try KeyInput.fromEnvironment(keyEnvironment) }
-        if let keyFile { return try KeyInput.fromFile(keyFile) }
-        return try KeyInput.prompt(prompt, confirm: confirm, hint: "--key-env or --key-file")
+        try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: confirm,
+                          hint: "--key-env or --key-file")
+    }
+
+    /// The key of the database at `path`, whose header says `format`: the
+    /// one given, else asked for when the file is encrypted, else nil (a
+    /// plaintext or missing file). An empty file without a key is refused.
+    func keyIfNeeded(for path: String, format: FileFormat) throws -> DatabaseKey? {
+        if isGiven { return try key(prompt: "Key for \(path): ") }
+        switch format {
+        case .notPlaintext: return try key(prompt: "Key for \(path): ")
+        case .empty: throw emptyFileError(path)
+        case .plaintext, .missing: return nil
+        }
     }
 }
 
@@ -41,9 +52,8 @@ struct NewKeyOptions: ParsableArguments {
 
     /// The new key, from the variable or file, else asked twice on the terminal.
     func key(prompt: String) throws -> DatabaseKey {
-        if let keyEnvironment { return try KeyInput.fromEnvironment(keyEnvironment) }
-        if let keyFile { return try KeyInput.fromFile(keyFile) }
-        return try KeyInput.prompt(prompt, confirm: true, hint: "--new-key-env or --new-key-file")
+        try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: true,
+                          hint: "--new-key-env or --new-key-file")
     }
 }
 

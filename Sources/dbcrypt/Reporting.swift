@@ -46,7 +46,12 @@ func requireDatabaseFile(_ path: String) throws -> FileFormat {
     let format = try FileFormat.detect(at: path)
     switch format {
     case .missing: throw DatabaseError.fileNotFound(path: path)
-    case .empty: throw CLIError("\(path) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
+    case .empty: throw emptyFileError(path)
     default: return format
     }
+}
+
+/// An empty file is not a database: exit status 3.
+func emptyFileError(_ path: String) -> CLIError {
+    CLIError("\(path) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
 }

@@ -39,11 +39,7 @@ struct SQL: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let format = try FileFormat.detect(at: database)
-            if format == .empty && !key.isGiven {
-                throw CLIError("\(database) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
-            }
-            let needsKey = key.isGiven || format == .notPlaintext
-            let databaseKey = needsKey ? try key.key(prompt: "Key for \(database): ") : nil
+            let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
             options.create = true
             let db = try Database(path: database, key: databaseKey, options: options)

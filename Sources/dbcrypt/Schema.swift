@@ -36,10 +36,7 @@ struct Schema: ParsableCommand {
             var migrator = SchemaMigrator()
             try migrator.loadDirectory(dir)
             let format = try FileFormat.detect(at: database)
-            if format == .empty && !key.isGiven {
-                throw CLIError("\(database) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
-            }
-            let databaseKey = key.isGiven || format == .notPlaintext ? try key.key(prompt: "Key for \(database): ") : nil
+            let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
             options.create = true
             let queue = try DatabaseQueue(path: database, key: databaseKey, options: options)
