@@ -76,7 +76,7 @@ final class DatabaseFetchingTests: XCTestCase {
         XCTAssertEqual(try db.fetchAll(Int.self, "SELECT id FROM note ORDER BY id DESC"), [3, 2, 1])
         XCTAssertNil(try db.fetchOne(Note.self, "SELECT * FROM note WHERE id = 99"))
         XCTAssertThrowsError(try db.fetchAll(Note.self, "SELECT id, title FROM note")) { error in
-            XCTAssertTrue(error is DecodingError)
+            XCTAssertEqual(error as? DatabaseError, .columnNotFound(name: "created", sql: "SELECT id, title FROM note"))
         }
     }
 
@@ -106,9 +106,12 @@ final class DatabaseFetchingTests: XCTestCase {
 
     func testStatementsAreCachedAndReusable() throws {
         let sql = "SELECT title FROM note WHERE id = ?"
+        // Kept from the second use on: one-off SQL is not cached.
         let a = try db.cachedStatement(sql)
         let b = try db.cachedStatement(sql)
-        XCTAssertTrue(a === b)
+        let c = try db.cachedStatement(sql)
+        XCTAssertFalse(a === b)
+        XCTAssertTrue(b === c)
         // A cached statement held by a live cursor is not reset under it.
         let outer = try db.query("SELECT id FROM note ORDER BY id")
         var pairs: [String] = []

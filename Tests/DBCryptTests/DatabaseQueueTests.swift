@@ -132,6 +132,125 @@ final class DatabaseQueueTests: XCTestCase {
         options.busyTimeout = 0
         XCTAssertNoThrow(try Database(path: path, key: key, options: options).execute("INSERT INTO t VALUES (1, 1)"))
     }
+
+    func testReentranceThroughAnotherQueueIsReportedNotACrash() throws {
+        let (a, _) = try makeQueue()
+        let (b, _) = try makeQueue()
+        XCTAssertThrowsError(try a.inDatabase { _ in try b.inDatabase { _ in try a.inDatabase { _ in } } }) { error in
+            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        }
+        XCTAssertThrowsError(try a.write { _ in try b.read { _ in try a.read { _ in } } }) { error in
+            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        }
+        XCTAssertThrowsError(try a.inDatabase { _ in try b.inDatabase { _ in try a.close() } })
+        // Nesting distinct queues is fine, and both still work afterwards.
+        XCTAssertEqual(try a.inDatabase { _ in try b.inDatabase { try $0.fetchScalar(Int.self, "SELECT 2") } }, 2)
+        XCTAssertEqual(try a.inDatabase { try $0.fetchScalar(Int.self, "SELECT 1") }, 1)
+    }
+
+    func testReadThenWriteTransactionsDoNotFailUnderContention() throws {
+        for mode in [Database.JournalMode.default, .wal] {
+            let path = try makeTemporaryDirectory(self).appendingPathComponent("contention.db").path
+            var options = Database.Options()
+            options.journalMode = mode
+            let raw = try DatabaseKey(rawKey: [UInt8](repeating: 3, count: 32))
+            let queues = try (0..<2).map { _ in try DatabaseQueue(path: path, key: raw, options: options) }
+            try queues[0].write { db in try db.execute("CREATE TABLE counter(n INTEGER); INSERT INTO counter VALUES (0)") }
+            let failures = Failures()
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                for _ in 0..<100 {
+                    do {
+                        // Read, then write what was read: the lost-update shape.
+                        try queues[index].inTransaction { db in
+                            let n = try db.fetchScalar(Int.self, "SELECT n FROM counter") ?? 0
+                            try db.execute("UPDATE counter SET n = ?", [n + 1])
+                        }
+                    } catch {
+                        failures.record(error)
+                    }
+                }
+            }
+            XCTAssertEqual(failures.count, 0, "journal mode \(mode)")
+            XCTAssertEqual(try queues[0].read { db in try db.fetchScalar(Int.self, "SELECT n FROM counter") }, 200)
+        }
+    }
+
+    func testAReadSeesOneSnapshotWhileAnotherConnectionWrites() throws {
+        for mode in [Database.JournalMode.default, .wal] {
+            let path = try makeTemporaryDirectory(self).appendingPathComponent("snapshot.db").path
+            var options = Database.Options()
+            options.journalMode = mode
+            options.busyTimeout = 10
+            let raw = try DatabaseKey(rawKey: [UInt8](repeating: 4, count: 32))
+            let reader = try DatabaseQueue(path: path, key: raw, options: options)
+            let writer = try DatabaseQueue(path: path, key: raw, options: options)
+            try writer.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+            let counts = try reader.read { db -> [Int] in
+                let first = try db.fetchScalar(Int.self, "SELECT count(*) FROM t") ?? -1
+                // Another connection writes between the two SELECTs. In WAL
+                // mode it commits at once; with a rollback journal it waits
+                // for this read to end, so it runs on another thread.
+                let done = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    _ = try? writer.write { db in try db.execute("INSERT INTO t VALUES (2)") }
+                    done.signal()
+                }
+                if mode == .wal { done.wait() } else { Thread.sleep(forTimeInterval: 0.2) }
+                let second = try db.fetchScalar(Int.self, "SELECT count(*) FROM t") ?? -1
+                return [first, second]
+            }
+            XCTAssertEqual(counts, [1, 1], "journal mode \(mode)")
+            Thread.sleep(forTimeInterval: 0.3)
+            XCTAssertEqual(try reader.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 2)
+        }
+    }
+
+    func testAClosedQueueRunsNoClosure() throws {
+        let (queue, _) = try makeQueue()
+        try queue.close()
+        XCTAssertNoThrow(try queue.close(), "closing twice does nothing")
+        var ran = false
+        XCTAssertThrowsError(try queue.inDatabase { _ in ran = true }) { error in
+            XCTAssertEqual(error as? DatabaseError, .connectionClosed)
+        }
+        XCTAssertThrowsError(try queue.read { _ in ran = true })
+        XCTAssertThrowsError(try queue.write { _ in ran = true })
+        XCTAssertFalse(ran)
+    }
+
+    func testAClosedQueueRunsNoAsyncClosure() async throws {
+        let (queue, _) = try makeQueue()
+        try queue.close()
+        for attempt in 0..<3 {
+            do {
+                switch attempt {
+                case 0: try await queue.writeWithoutTransaction { _ in }
+                case 1: try await queue.write { _ in }
+                default: try await queue.read { _ in }
+                }
+                XCTFail("a closed queue ran an async closure")
+            } catch {
+                XCTAssertEqual(error as? DatabaseError, .connectionClosed)
+            }
+        }
+    }
+
+    func testWriteWithoutTransactionRunsWhatATransactionCannot() async throws {
+        let (queue, path) = try makeQueue()
+        let mode = try await queue.writeWithoutTransaction { db -> String? in
+            try db.execute("INSERT INTO t VALUES (1, 1); DELETE FROM t")
+            try db.execute("VACUUM")
+            return try db.fetchScalar(String.self, "PRAGMA journal_mode = WAL")
+        }
+        XCTAssertEqual(mode, "wal")
+        let persisted = try await queue.read { db in try db.fetchScalar(String.self, "PRAGMA journal_mode") }
+        XCTAssertEqual(persisted, "wal")
+        _ = path
+        // Inside a write, VACUUM is refused by SQLite and rolled back.
+        await XCTAssertThrowsAsync(try await queue.write { db in try db.execute("VACUUM") })
+        let inside = try await queue.writeWithoutTransaction { db in db.isInsideTransaction }
+        XCTAssertFalse(inside)
+    }
 }
 
 /// Errors collected from many threads.
@@ -140,4 +259,12 @@ private final class Failures: @unchecked Sendable {
     private var errors: [Error] = []
     func record(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
     var count: Int { lock.lock(); defer { lock.unlock() }; return errors.count }
+}
+
+/// Asserts that `body` throws.
+func XCTAssertThrowsAsync<T>(_ body: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async {
+    do {
+        _ = try await body()
+        XCTFail("did not throw", file: file, line: line)
+    } catch {}
 }

@@ -5,22 +5,34 @@ import Dispatch
 ///
 /// ```swift
 /// let queue = try DatabaseQueue(path: "notes.db", key: .passphrase(secret))
-/// try queue.inTransaction { db in
+/// try queue.write { db in
 ///     try db.execute("INSERT INTO note(title) VALUES (?)", ["Hello"])
 /// }
 /// let count = try await queue.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }
 /// ```
 ///
 /// Every closure runs on the queue, one at a time, with the connection
-/// opened (and keyed, and checked) once at creation. Calling the queue from
-/// inside one of its own closures would deadlock, so it throws
-/// ``DatabaseError/reentrantQueueAccess`` instead: use the `Database` the
-/// closure was given.
+/// opened (and keyed, and checked) once at creation. The defaults are the
+/// ones that hold up when other connections use the same file:
+///
+/// - `write` and ``inTransaction(_:_:)`` begin IMMEDIATE: the
+///   write lock is taken (or waited for, up to the busy timeout) before the
+///   closure reads, so a read-then-write transaction never fails half-way
+///   with `SQLITE_BUSY`. DEFERRED and EXCLUSIVE are there by name.
+/// - `read` is one read transaction, a snapshot: every query in it
+///   sees the same state of the database, whatever other connections commit
+///   meanwhile; and it cannot write (`PRAGMA query_only`).
+/// - `writeWithoutTransaction` and ``inDatabase(_:)`` run with no
+///   transaction, for `VACUUM`, `PRAGMA journal_mode` and the like.
+///
+/// Calling a queue from inside one of its own closures, at any depth (even
+/// through another queue's closure), would wait on itself forever, so it
+/// throws ``DatabaseError/reentrantQueueAccess`` instead: use the `Database`
+/// the closure was given.
 public final class DatabaseQueue: @unchecked Sendable {
     // @unchecked: `database` is touched only on `queue`, which is serial.
     private let database: Database
     private let queue: DispatchQueue
-    private let onQueue = DispatchSpecificKey<Bool>()
 
     /// The path of the database.
     public let path: String
@@ -32,65 +44,111 @@ public final class DatabaseQueue: @unchecked Sendable {
         database = try Database(path: path, key: key, options: options)
         self.path = path
         queue = DispatchQueue(label: "DBCrypt.DatabaseQueue")
-        queue.setSpecific(key: onQueue, value: true)
     }
 
-    /// Runs `body` with the connection, on the queue, and waits for it.
+    // MARK: - Synchronous access
+
+    /// Runs `body` with the connection, on the queue, and waits for it. No
+    /// transaction is opened (FMDB's `inDatabase`).
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` when called from inside
-    ///   this queue's closure, or what `body` throws.
+    ///   this queue's closure, ``DatabaseError/connectionClosed`` after
+    ///   ``close()``, or what `body` throws.
     public func inDatabase<T>(_ body: (Database) throws -> T) throws -> T {
-        guard DispatchQueue.getSpecific(key: onQueue) == nil else { throw DatabaseError.reentrantQueueAccess }
-        return try queue.sync { try body(database) }
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try queue.sync { try run(body) }
     }
 
-    /// Runs `body` in a transaction on the queue: committed when it returns,
-    /// rolled back when it throws.
+    /// Runs `body` in a transaction on the queue and waits for it: committed
+    /// when it returns, rolled back when it throws. IMMEDIATE by default.
     ///
-    /// - throws: ``DatabaseError/reentrantQueueAccess``, what `body` throws, or
-    ///   the ``DatabaseError`` of BEGIN or COMMIT.
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   what `body` throws, or the ``DatabaseError`` of BEGIN or COMMIT.
     public func inTransaction<T>(
-        _ kind: Database.TransactionKind = .deferred, _ body: (Database) throws -> T
+        _ kind: Database.TransactionKind = .immediate, _ body: (Database) throws -> T
     ) throws -> T {
         try inDatabase { db in try db.inTransaction(kind, body) }
     }
 
-    /// Runs `body` on the queue without blocking the caller's thread, with the
-    /// connection read-only (`PRAGMA query_only`) for the duration.
+    /// Runs `body` in an IMMEDIATE transaction on the queue and waits for it:
+    /// committed when it returns, rolled back when it throws.
     ///
-    /// - throws: ``DatabaseError/reentrantQueueAccess``, what `body` throws, or
-    ///   an `SQLITE_READONLY` ``DatabaseError`` when `body` tries to write.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await onQueueAsync { db in
-            try db.execute("PRAGMA query_only = 1")
-            defer { try? db.execute("PRAGMA query_only = 0") }
-            return try body(db)
-        }
+    /// - throws: see ``inTransaction(_:_:)``.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try inTransaction(.immediate, body)
     }
 
-    /// Runs `body` in an immediate transaction on the queue without blocking
+    /// Runs `body` in one read transaction on the queue and waits for it:
+    /// every query sees the same snapshot, and writing is refused.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   what `body` throws, or an `SQLITE_READONLY` ``DatabaseError`` when it writes.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try inDatabase { db in try db.inReadSnapshot(body) }
+    }
+
+    /// Runs `body` on the queue with no transaction and waits for it, for
+    /// statements that cannot run inside one (`VACUUM`, `PRAGMA journal_mode`).
+    ///
+    /// - throws: see ``inDatabase(_:)``.
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try inDatabase(body)
+    }
+
+    // MARK: - Asynchronous access
+
+    /// Runs `body` in one read transaction on the queue without blocking the
+    /// caller's thread: every query sees the same snapshot, and writing is refused.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   what `body` throws, or an `SQLITE_READONLY` ``DatabaseError`` when it writes.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await onQueueAsync { db in try db.inReadSnapshot(body) }
+    }
+
+    /// Runs `body` in an IMMEDIATE transaction on the queue without blocking
     /// the caller's thread: committed when it returns, rolled back when it throws.
     ///
-    /// - throws: ``DatabaseError/reentrantQueueAccess``, what `body` throws, or
-    ///   the ``DatabaseError`` of BEGIN or COMMIT.
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   what `body` throws, or the ``DatabaseError`` of BEGIN or COMMIT.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await onQueueAsync { db in try db.inTransaction(.immediate, body) }
     }
 
+    /// Runs `body` on the queue with no transaction, without blocking the
+    /// caller's thread: for `VACUUM`, `PRAGMA journal_mode` and the like.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   or what `body` throws.
+    public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await onQueueAsync(body)
+    }
+
+    // MARK: - Closing
+
     /// Closes the connection once the work already queued is done. Later
-    /// calls throw ``DatabaseError/connectionClosed``. Releasing the queue
-    /// also closes it.
+    /// calls throw ``DatabaseError/connectionClosed``; closing twice does
+    /// nothing. Releasing the queue also closes it.
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` when called from inside the queue.
     public func close() throws {
-        try inDatabase { $0.close() }
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        queue.sync { database.close() }
+    }
+
+    /// Runs `body` on the current thread, which is running the queue.
+    private func run<T>(_ body: (Database) throws -> T) throws -> T {
+        try HeldQueues.holding(self) {
+            guard !database.isClosed else { throw DatabaseError.connectionClosed }
+            return try body(database)
+        }
     }
 
     private func onQueueAsync<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard DispatchQueue.getSpecific(key: onQueue) == nil else { throw DatabaseError.reentrantQueueAccess }
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try body(self.database) })
+                continuation.resume(with: Result { try self.run(body) })
             }
         }
     }

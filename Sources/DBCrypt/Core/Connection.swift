@@ -7,6 +7,11 @@ final class Connection {
     private var handle: OpaquePointer?
     /// Keeps the trace callback's context alive as long as the connection.
     var traceBox: TraceBox?
+    /// The linked SQLCipher, for keying ATTACHed databases; nil on the probe's connections.
+    var library: CipherInfo?
+    /// The cipher settings an ATTACH with a key uses first: those that opened
+    /// the main database, or the options' for a plaintext one.
+    var attachSettings = CipherSettings.sqlcipher4
 
     init(handle: OpaquePointer) {
         self.handle = handle

@@ -48,7 +48,9 @@ extension Database {
     /// struct Note: Decodable { var id: Int; var title: String }
     /// let notes = try db.fetchAll(Note.self, "SELECT id, title FROM note")
     /// ```
-    /// - throws: see ``query(_:_:)``, and `DecodingError` when a row does not decode.
+    /// - throws: see ``query(_:_:)``; ``DatabaseError/columnNotFound(name:sql:)``,
+    ///   ``DatabaseError/typeMismatch(column:value:type:sql:)`` or
+    ///   ``DatabaseError/decodingFailed(column:type:sql:)`` when a row does not decode.
     public func fetchAll<T: Decodable>(
         _ type: T.Type, _ sql: String, _ arguments: StatementArguments = StatementArguments()
     ) throws -> [T] {

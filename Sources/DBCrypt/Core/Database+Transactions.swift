@@ -12,6 +12,11 @@ extension Database {
     /// Runs `body` in a transaction: commits when it returns, rolls back when
     /// it throws, and rethrows.
     ///
+    /// The default, IMMEDIATE, takes the write lock before `body` runs
+    /// (waiting for it up to the busy timeout), so a transaction that reads
+    /// and then writes never fails half-way because another connection wrote
+    /// first. Pass `.deferred` for a transaction that only reads.
+    ///
     /// ```swift
     /// try db.inTransaction { db in
     ///     try db.execute("UPDATE account SET balance = balance - 10 WHERE id = 1")
@@ -22,7 +27,7 @@ extension Database {
     /// - throws: what `body` throws, or the ``DatabaseError`` of BEGIN or COMMIT
     ///   (after which the transaction is rolled back).
     @discardableResult
-    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: (Database) throws -> T) throws -> T {
+    public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: (Database) throws -> T) throws -> T {
         try connection.run("BEGIN \(kind.rawValue) TRANSACTION")
         let result: T
         do {
@@ -58,6 +63,19 @@ extension Database {
             throw error
         }
         return result
+    }
+
+    /// Runs `body` in one read transaction that starts before it: every query
+    /// in it sees the same snapshot of the database. Writing is refused
+    /// (`PRAGMA query_only`) for the duration.
+    func inReadSnapshot<T>(_ body: (Database) throws -> T) throws -> T {
+        try connection.run("PRAGMA query_only = 1")
+        defer { try? connection.run("PRAGMA query_only = 0") }
+        return try inTransaction(.deferred) { db in
+            // A deferred transaction takes its snapshot at its first read: make that now.
+            _ = try connection.firstValue("SELECT 1 FROM sqlite_master LIMIT 1")
+            return try body(db)
+        }
     }
 
     /// Rolls back the open transaction, if SQLite has not already done so.

@@ -25,7 +25,7 @@ public final class Database {
     /// Whether the connection was opened with a key.
     public var isEncrypted: Bool { cipher != nil }
     let connection: Connection
-    private var statementCache: [String: Statement] = [:]
+    private var statementCache: StatementCache
     var savepointDepth = 0
 
     // MARK: - Opening and closing
@@ -48,9 +48,36 @@ public final class Database {
         if let key, key.isEmpty {
             throw DatabaseError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
         }
-        let isMemory = path == ":memory:" || path.isEmpty
+        var opened: (Connection, CipherSettings)
+        do {
+            opened = try Self.open(path: path, key: key, options: options, library: library)
+        } catch is NewFileCreatedMeanwhile {
+            // Another connection gave the new file its header (and salt)
+            // between our look at it and our write: open it as the existing
+            // file it now is, on a fresh connection.
+            opened = try Self.open(path: path, key: key, options: options, library: library)
+        }
+        let (connection, settings) = opened
+        if options.journalMode != .default {
+            try connection.run("PRAGMA journal_mode = \(options.journalMode.rawValue)")
+        }
+        connection.library = library
+        connection.attachSettings = key == nil ? options.cipher : settings
+
+        self.path = path
+        self.cipher = key == nil ? nil : settings
+        self.connection = connection
+        statementCache = StatementCache(capacity: options.statementCacheCapacity)
+    }
+
+    /// Looks at the file, then opens, keys and checks a connection: with the
+    /// configured settings, then the other standard format's.
+    private static func open(
+        path: String, key: DatabaseKey?, options: Options, library: CipherInfo
+    ) throws -> (Connection, CipherSettings) {
         var isExistingEncryptedFile = false
-        if !isMemory {
+        var isNewFile = false
+        if path != ":memory:" && !path.isEmpty {
             switch try FileFormat.detect(at: path) {
             case .missing where options.readOnly || !options.create:
                 throw DatabaseError.fileNotFound(path: path)
@@ -60,34 +87,33 @@ public final class Database {
                 throw DatabaseError.keyRequired(path: path)
             case .notPlaintext:
                 isExistingEncryptedFile = true
-            default:
+            case .missing, .empty:
+                isNewFile = key != nil && !options.readOnly
+            case .plaintext:
                 break
             }
         }
-
-        var settings = options.cipher
-        var connection: Connection
         do {
-            connection = try Self.connect(path: path, key: key, settings: settings, options: options, library: library)
+            let connection = try connect(path: path, key: key, settings: options.cipher, options: options,
+                                         library: library, writesHeader: isNewFile)
+            return (connection, options.cipher)
         } catch DatabaseError.wrongKeyOrNotADatabase(path) where isExistingEncryptedFile && options.tryOtherFormat
             && library.formats.contains(options.cipher.format.other) {
             // The other standard format, on a fresh connection: a connection
             // whose first read failed cannot be re-keyed.
-            settings = options.cipher.fallback
-            connection = try Self.connect(path: path, key: key, settings: settings, options: options, library: library)
+            let settings = options.cipher.fallback
+            let connection = try connect(path: path, key: key, settings: settings, options: options,
+                                         library: library, writesHeader: false)
+            return (connection, settings)
         }
-        if options.journalMode != .default {
-            try connection.run("PRAGMA journal_mode = \(options.journalMode.rawValue)")
-        }
-
-        self.path = path
-        self.cipher = key == nil ? nil : settings
-        self.connection = connection
     }
 
-    /// Opens, keys, configures and reads one connection.
+    /// Opens, keys, configures and reads one connection. With `writesHeader`,
+    /// a new file gets its header and salt before the connection is handed
+    /// out, so that every later connection derives its key from that salt.
     private static func connect(
-        path: String, key: DatabaseKey?, settings: CipherSettings, options: Options, library: CipherInfo
+        path: String, key: DatabaseKey?, settings: CipherSettings, options: Options, library: CipherInfo,
+        writesHeader: Bool
     ) throws -> Connection {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0)
@@ -100,12 +126,21 @@ public final class Database {
         }
         let connection = Connection(handle: handle)
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Int32(max(0, min(options.busyTimeout * 1000, Double(Int32.max)))))
+        sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
         if let trace = options.trace { connection.installTrace(trace) }
         if let key { try connection.applyKey(key, settings: settings, library: library) }
         if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
+        if writesHeader { try connection.writeHeaderOfNewFile() }
         try connection.verifyReadable(path: path)
         return connection
+    }
+
+    /// `seconds` as SQLite's busy timeout: whole milliseconds, 0 for a
+    /// negative or NaN value, at most `Int32.max`.
+    private static func milliseconds(_ seconds: Double) -> Int32 {
+        let value = seconds * 1000
+        guard value > 0 else { return 0 }
+        return value < Double(Int32.max) ? Int32(value) : Int32.max
     }
 
     /// Opens a private in-memory database, keyed when `key` is given.
@@ -124,6 +159,12 @@ public final class Database {
     public func close() {
         statementCache.removeAll()
         connection.close()
+    }
+
+    /// Finalizes every cached statement, which frees the memory SQLite holds
+    /// for them. Statements still in use by a cursor stay valid.
+    public func clearStatementCache() {
+        statementCache.removeAll()
     }
 
     /// Whether ``close()`` was called.
@@ -158,7 +199,7 @@ public final class Database {
         }
         try Statement.forEach(in: sql, on: connection) { statement, isOnly in
             if isOnly {
-                statementCache[sql] = statement
+                statementCache.offer(statement, for: sql)
                 try statement.execute(arguments)
             } else {
                 guard arguments.isEmpty else {
@@ -170,7 +211,8 @@ public final class Database {
         }
     }
 
-    /// Prepares one statement for repeated use.
+    /// Prepares one statement for repeated use. Trailing whitespace,
+    /// semicolons and comments are not a second statement.
     ///
     /// - throws: ``DatabaseError/sqlite(code:message:sql:)`` when the SQL does
     ///   not compile, ``DatabaseError/invalidArguments(reason:sql:)`` when it
@@ -189,19 +231,21 @@ public final class Database {
         return result
     }
 
-    /// The cached statement for `sql`, preparing and caching it on first use.
-    /// A cached statement still being stepped by a cursor is not reused: a
-    /// fresh, uncached one is prepared instead.
+    /// The statement for `sql`: the cached one when it is there and not being
+    /// stepped by a cursor, else a new one, which the cache keeps once the
+    /// same SQL has been seen twice (see ``Options/statementCacheCapacity``).
     func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = try reusableCachedStatement(sql) { return statement }
-        if statementCache[sql] != nil { return try makeStatement(sql) }
         let statement = try makeStatement(sql)
-        statementCache[sql] = statement
+        statementCache.offer(statement, for: sql)
         return statement
     }
 
+    /// The number of statements the cache keeps now.
+    var cachedStatementCount: Int { statementCache.count }
+
     private func reusableCachedStatement(_ sql: String) throws -> Statement? {
-        guard let statement = statementCache[sql] else { return nil }
+        guard let statement = statementCache.statement(for: sql) else { return nil }
         _ = try connection.open()
         return sqlite3_stmt_busy(statement.handle) == 0 ? statement : nil
     }

@@ -77,8 +77,14 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// A column's value cannot be converted to the type asked for (NULL into
     /// a non-optional type, text into a number, ...).
     case typeMismatch(column: String, value: String, type: String, sql: String?)
-    /// The statement's arguments do not match its parameters.
+    /// The statement's arguments do not match its parameters, or one of them
+    /// cannot be stored (a `Date` that is not finite, ...).
     case invalidArguments(reason: String, sql: String?)
+    /// A row does not decode as the `Decodable` type asked for, though each
+    /// column's storage class fits: an enum without that raw value, a
+    /// failing check in a custom `init(from:)`, ... `column` is the column
+    /// being decoded when the decoder knows it.
+    case decodingFailed(column: String?, type: String, sql: String?)
 
     // MARK: - SQLite
 
@@ -100,7 +106,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .connectionClosed: return SQLITE_MISUSE
         case .reentrantQueueAccess: return SQLITE_MISUSE
         case .invalidArguments: return SQLITE_RANGE
-        case .typeMismatch: return SQLITE_MISMATCH
+        case .typeMismatch, .decodingFailed: return SQLITE_MISMATCH
         case let .sqlite(code, _, _): return code & 0xFF
         default: return SQLITE_ERROR
         }
@@ -162,6 +168,10 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "No column named \(name) in the row" + Self.suffix(sql)
         case let .typeMismatch(column, value, type, sql):
             return "Column \(column) holds \(value), which is not a \(type)" + Self.suffix(sql)
+        case let .decodingFailed(column?, type, sql):
+            return "Column \(column) holds a value that does not decode as part of \(type)" + Self.suffix(sql)
+        case let .decodingFailed(nil, type, sql):
+            return "A row does not decode as \(type)" + Self.suffix(sql)
         case let .invalidArguments(reason, sql):
             return "Invalid statement arguments: \(reason)" + Self.suffix(sql)
         case let .sqlite(code, message, sql):
@@ -176,6 +186,13 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
 }
 
 extension DatabaseError {
+    /// This error with `sql` as its statement, when it is an argument error
+    /// raised before the statement was known.
+    @usableFromInline func inStatement(_ sql: String) -> DatabaseError {
+        if case let .invalidArguments(reason, nil) = self { return .invalidArguments(reason: reason, sql: sql) }
+        return self
+    }
+
     /// The error SQLite reports on `connection` for the result code `code`.
     static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?) -> DatabaseError {
         let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }

@@ -17,7 +17,11 @@ import Foundation
 /// ```
 public protocol DatabaseValueConvertible {
     /// The value to store.
-    var databaseValue: DatabaseValue { get }
+    ///
+    /// - throws: a ``DatabaseError`` when the value cannot be stored (a `Date`
+    ///   that is not finite, for example); statements report it as an
+    ///   invalid argument, with their SQL.
+    var databaseValue: DatabaseValue { get throws }
     /// The Swift value for a stored value, or nil when it does not convert
     /// (NULL into a non-optional type, text into a number, ...).
     static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
@@ -154,10 +158,19 @@ extension Array: DatabaseValueConvertible where Element == UInt8 {
 
 extension Date: DatabaseValueConvertible {
     /// Text `YYYY-MM-DD HH:MM:SS.SSS` in UTC, which SQLite's date functions
-    /// understand and which sorts in time order.
-    public var databaseValue: DatabaseValue { .text(SQLDateFormat.string(from: self)) }
-    /// Text in SQLite's date formats (`YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.SSS]]`,
-    /// with `T` or a space, an optional `Z`), or a number of seconds since 1970.
+    /// understand and which sorts in time order for years 0000 to 9999. Other
+    /// years are written with more digits or a minus sign (`10000-01-01 ...`,
+    /// `-0044-03-15 ...`) and read back, though SQLite's date functions and
+    /// text ordering do not know them.
+    ///
+    /// - throws: ``DatabaseError/invalidArguments(reason:sql:)`` for a date
+    ///   that is not finite or lies more than 3 million years from 1970.
+    public var databaseValue: DatabaseValue {
+        get throws { .text(try SQLDateFormat.string(from: self)) }
+    }
+    /// Text in SQLite's date formats (`YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.fraction]]`,
+    /// with `T` or a space, then `Z` or an offset `+HH:MM` / `-HH:MM`), or a
+    /// number of seconds since 1970. Nil for anything else, never a trap.
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Date? {
         switch value {
         case let .text(s): return SQLDateFormat.date(from: s)
@@ -172,7 +185,14 @@ extension Date: DatabaseValueConvertible {
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     /// `.null` for nil, else the wrapped value's.
-    @inlinable public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    ///
+    /// - throws: what the wrapped value's conversion throws.
+    @inlinable public var databaseValue: DatabaseValue {
+        get throws {
+            guard let self else { return .null }
+            return try self.databaseValue
+        }
+    }
     /// `.some(nil)` for NULL, else the wrapped type's conversion.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if case .null = value { return .some(nil) }

@@ -146,7 +146,11 @@ extension DatabaseValue {
     @inlinable init(statement: OpaquePointer, column: Int32) {
         // One sqlite3_column_value, then the cheaper sqlite3_value_* calls: the
         // connection is confined to this thread, so the unprotected value is safe.
-        let value = sqlite3_column_value(statement, column)
+        self.init(sqliteValue: sqlite3_column_value(statement, column))
+    }
+
+    /// A copy of a SQLite value (a column, or a SQL function's argument).
+    @inlinable init(sqliteValue value: OpaquePointer?) {
         switch sqlite3_value_type(value) {
         case SQLITE_NULL:
             self = .null

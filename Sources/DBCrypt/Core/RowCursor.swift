@@ -12,7 +12,9 @@ import CSQLCipher
 ///
 /// The row returned by ``next()`` is valid until the next call. Finishing or
 /// releasing the cursor resets its statement, which releases SQLite's read lock.
-public final class RowCursor {
+/// Like every ``Cursor`` it has `forEach`, `map`, `compactMap`, `first(where:)`,
+/// `contains(where:)` and `reduce`, which throw where stepping can fail.
+public final class RowCursor: Cursor {
     let statement: Statement
     /// The statement's handle and columns, read once: each row uses them.
     let handle: OpaquePointer
@@ -21,12 +23,13 @@ public final class RowCursor {
     private let connection: Connection
     private var finished = false
 
-    init(statement: Statement) {
+    init(statement: Statement, finished: Bool = false) {
         self.statement = statement
         handle = statement.handle
         layout = statement.columns
         columnCount = layout.names.count
         connection = statement.connection
+        self.finished = finished
     }
 
     deinit {
@@ -60,14 +63,8 @@ public final class RowCursor {
         }
     }
 
-    /// Calls `body` with each remaining row.
-    ///
-    /// - throws: what SQLite or `body` throws.
-    public func forEach(_ body: (Row) throws -> Void) throws {
-        while let row = try next() { try body(row) }
-    }
-
-    /// Copies of all remaining rows.
+    /// Copies of all remaining rows (the rows ``next()`` returns are only
+    /// valid until it is called again).
     ///
     /// - throws: the ``DatabaseError`` SQLite reports while stepping.
     public func all() throws -> [Row] {

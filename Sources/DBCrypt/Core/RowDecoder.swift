@@ -5,6 +5,12 @@
 /// `decode` overloads (no dynamic casts), a coding path is only built when an
 /// error needs one, and the check for a type that is itself a column value is
 /// made once per query, not once per row.
+///
+/// Every failure is a ``DatabaseError`` with the query's SQL: a missing
+/// column is ``DatabaseError/columnNotFound(name:sql:)``, a value of the wrong
+/// storage class ``DatabaseError/typeMismatch(column:value:type:sql:)``, and a
+/// `DecodingError` thrown by the type's own `init(from:)` becomes
+/// ``DatabaseError/decodingFailed(column:type:sql:)``.
 struct RowDecoder: Decoder {
     let row: Row
     var codingPath: [any CodingKey] { [] }
@@ -15,7 +21,27 @@ struct RowDecoder: Decoder {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
-        return { row in try T(from: RowDecoder(row: row)) }
+        return { row in
+            do {
+                return try T(from: RowDecoder(row: row))
+            } catch let error as DecodingError {
+                throw Self.databaseError(error, row: row, type: T.self)
+            }
+        }
+    }
+
+    /// The ``DatabaseError`` for a `DecodingError` thrown while decoding `type` from `row`.
+    static func databaseError(_ error: DecodingError, row: Row, type: Any.Type) -> DatabaseError {
+        let context: DecodingError.Context
+        switch error {
+        case let .keyNotFound(key, _):
+            return .columnNotFound(name: key.stringValue, sql: row.sql)
+        case let .typeMismatch(_, c), let .valueNotFound(_, c), let .dataCorrupted(c):
+            context = c
+        @unknown default:
+            return .decodingFailed(column: nil, type: String(describing: type), sql: row.sql)
+        }
+        return .decodingFailed(column: context.codingPath.first?.stringValue, type: String(describing: type), sql: row.sql)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from row: Row) throws -> T {
@@ -46,8 +72,7 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 
     private func index(_ key: Key) throws -> Int {
         guard let index = row.layout.index(of: key.stringValue) else {
-            throw DecodingError.keyNotFound(key, .init(
-                codingPath: [], debugDescription: "the row has no column named \(key.stringValue)"))
+            throw DatabaseError.columnNotFound(name: key.stringValue, sql: row.sql)
         }
         return index
     }
@@ -122,10 +147,8 @@ private struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
     var codingPath: [any CodingKey] { key.map { [$0] } ?? [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    static func mismatch(_ type: Any.Type, _ value: DatabaseValue, _ row: Row, _ index: Int, _ key: (any CodingKey)?) -> DecodingError {
-        .typeMismatch(type, .init(
-            codingPath: key.map { [$0] } ?? [],
-            debugDescription: "column \(row.columnNames[index]) holds \(value.storageClassName), not \(type)"))
+    static func mismatch(_ type: Any.Type, _ value: DatabaseValue, _ row: Row, _ index: Int, _ key: (any CodingKey)?) -> DatabaseError {
+        .typeMismatch(column: row.columnNames[index], value: value.storageClassName, type: String(describing: type), sql: row.sql)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -179,8 +202,7 @@ private struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
 
     private func exact<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
         guard let value = I(exactly: try decode(Int64.self)) else {
-            throw DecodingError.typeMismatch(type, .init(
-                codingPath: codingPath, debugDescription: "column \(row.columnNames[index]) does not fit in \(type)"))
+            throw Self.mismatch(type, row[index], row, index, key)
         }
         return value
     }

@@ -18,10 +18,17 @@ public final class Statement {
     /// Column names and the name-to-index map, computed once per statement.
     private(set) lazy var columns = ColumnLayout(statement: handle, sql: sql)
 
-    init(connection: Connection, sql: String, handle: OpaquePointer) {
+    /// Whether the statement is an ATTACH, which runs with the connection's
+    /// cipher settings (see ``Connection/runAttach(_:)``).
+    let isAttach: Bool
+    /// When a statement cache last handed the statement out.
+    var lastUse: UInt64 = 0
+
+    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false) {
         self.connection = connection
         self.sql = sql
         self.handle = handle
+        self.isAttach = isAttach
     }
 
     deinit {
@@ -30,7 +37,8 @@ public final class Statement {
 
     /// Prepares and hands to `body` each statement of `sql` in turn, preparing
     /// one only after the previous one ran (it may create what the next uses).
-    /// `isOnly` tells `body` that the statement is all of `sql`.
+    /// `isOnly` tells `body` that the statement is all of `sql`: what follows
+    /// it is only whitespace, semicolons and comments.
     static func forEach(
         in sql: String, on connection: Connection, _ body: (Statement, _ isOnly: Bool) throws -> Void
     ) throws {
@@ -40,23 +48,34 @@ public final class Statement {
         try utf8.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
             let end = buffer.count - 1
+            let text = UnsafeBufferPointer(rebasing: buffer[0..<end])
+            func quote(_ range: Range<Int>) -> String {
+                String(decoding: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
             var offset = 0
             var isFirst = true
             while offset < end {
+                guard end - offset <= Int(Int32.max) else {
+                    throw DatabaseError.invalidArguments(reason: "the SQL text is longer than SQLite accepts", sql: nil)
+                }
                 var statementHandle: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
                 let code = sqlite3_prepare_v2(db, base + offset, Int32(end - offset), &statementHandle, &tail)
-                let next = tail.map { $0 - base } ?? end
-                let text = String(decoding: UnsafeRawBufferPointer(start: base + offset, count: next - offset), as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
                 guard code == SQLITE_OK else {
-                    throw DatabaseError.fromConnection(db, code: code, sql: text)
+                    // SQLite's tail stops at the error: quote the whole statement.
+                    let rest = UnsafeBufferPointer(rebasing: text[offset...])
+                    throw DatabaseError.fromConnection(
+                        db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)))
                 }
-                offset = next
+                let next = tail.map { $0 - base } ?? end
+                defer { offset = next }
                 guard let statementHandle else { continue }
-                let isOnly = isFirst && buffer[next..<end].allSatisfy { $0 == 32 || (9...13).contains($0) || $0 == 59 }
+                let isOnly = isFirst && SQLText.isBlank(UnsafeBufferPointer(rebasing: text[next...]))
                 isFirst = false
-                try body(Statement(connection: connection, sql: text, handle: statementHandle), isOnly)
+                let statementText = UnsafeBufferPointer(rebasing: text[offset..<next])
+                try body(Statement(connection: connection, sql: quote(offset..<next), handle: statementHandle,
+                                   isAttach: SQLText.firstKeyword(statementText) == "ATTACH"), isOnly)
             }
         }
     }
@@ -88,7 +107,11 @@ public final class Statement {
         var index: Int32 = 0
         for value in repeat each values {
             index += 1
-            try bind(value.databaseValue, at: index)
+            do {
+                try bind(try value.databaseValue, at: index)
+            } catch let error as DatabaseError {
+                throw error.inStatement(sql)
+            }
         }
         try executeWithCurrentBindings()
     }
@@ -121,12 +144,23 @@ public final class Statement {
     ///   arguments do not match the parameters.
     public func query(_ arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
         try bind(arguments)
+        guard !isAttach else {
+            // An ATTACH returns no rows; it runs here, with its cipher settings.
+            try executeWithCurrentBindings()
+            return RowCursor(statement: self, finished: true)
+        }
         return RowCursor(statement: self)
     }
 
     /// Runs the statement to completion with the values already bound.
     @usableFromInline func executeWithCurrentBindings() throws {
         _ = try connection.open()
+        guard !isAttach else { return try connection.runAttach(stepToCompletion) }
+        try stepToCompletion()
+    }
+
+    /// Steps the statement until it is done, with no other work.
+    func stepToCompletion() throws {
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
         guard code == SQLITE_DONE else { throw stepError(code) }
@@ -135,6 +169,10 @@ public final class Statement {
     /// Advances to the next row: true when there is one, false when done.
     func step() throws -> Bool {
         _ = try connection.open()
+        guard !isAttach else {
+            try connection.runAttach(stepToCompletion)
+            return false
+        }
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -159,6 +197,7 @@ public final class Statement {
         _ = try connection.open()
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        if let error = arguments.conversionError { throw error.inStatement(sql) }
         switch arguments.storage {
         case let .positional(values):
             try checkPositionalCount(values.count)
@@ -197,11 +236,14 @@ public final class Statement {
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
                     return sqlite3_bind_zeroblob(handle, index, 0)
                 }
+                guard bytes.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
                 return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), dbcrypt_transient())
             }
         }
         guard code == SQLITE_OK else {
-            throw DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql)
+            // Binding errors (a value too big, out of memory) have SQLite's
+            // standard sentence; the connection's message may be older.
+            throw DatabaseError.sqlite(code: code, message: String(cString: sqlite3_errstr(code)), sql: sql)
         }
     }
 
@@ -210,6 +252,7 @@ public final class Statement {
             guard let base = utf8.baseAddress, utf8.count > 0 else {
                 return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
             }
+            guard utf8.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
             return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) {
                 sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
             }

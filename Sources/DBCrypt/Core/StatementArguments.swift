@@ -17,21 +17,29 @@ public struct StatementArguments: Sendable, ExpressibleByArrayLiteral, Expressib
     }
 
     let storage: Storage
+    /// The first value that could not be converted (a `Date` that is not
+    /// finite, ...): thrown when the arguments are bound.
+    let conversionError: DatabaseError?
 
     /// No arguments.
-    public init() { storage = .positional([]) }
+    public init() {
+        storage = .positional([])
+        conversionError = nil
+    }
 
-    /// Positional arguments, bound to `?` parameters in order.
+    /// Positional arguments, bound to `?` parameters in order. A value that
+    /// cannot be stored makes binding throw.
     public init(_ values: [(any DatabaseValueConvertible)?]) {
-        storage = .positional(values.map { $0?.databaseValue ?? .null })
+        var error: DatabaseError?
+        storage = .positional(values.map { Self.convert($0, error: &error) })
+        conversionError = error
     }
 
     /// Named arguments, bound to `:name`, `@name` or `$name` parameters.
-    /// Keys may be written with or without the prefix.
+    /// Keys may be written with or without the prefix. A value that cannot
+    /// be stored makes binding throw.
     public init(_ values: [String: (any DatabaseValueConvertible)?]) {
-        var named: [String: DatabaseValue] = [:]
-        for (key, value) in values { named[Self.bareName(key)] = value?.databaseValue ?? .null }
-        storage = .named(named)
+        self.init(named: values.map { ($0.key, $0.value) })
     }
 
     /// Positional arguments from an array literal.
@@ -41,9 +49,28 @@ public struct StatementArguments: Sendable, ExpressibleByArrayLiteral, Expressib
 
     /// Named arguments from a dictionary literal.
     public init(dictionaryLiteral elements: (String, (any DatabaseValueConvertible)?)...) {
+        self.init(named: elements)
+    }
+
+    private init(named elements: [(String, (any DatabaseValueConvertible)?)]) {
+        var error: DatabaseError?
         var named: [String: DatabaseValue] = [:]
-        for (key, value) in elements { named[Self.bareName(key)] = value?.databaseValue ?? .null }
+        for (key, value) in elements { named[Self.bareName(key)] = Self.convert(value, error: &error) }
         storage = .named(named)
+        conversionError = error
+    }
+
+    /// The stored form of `value`; NULL, with `error` set, when it has none.
+    private static func convert(_ value: (any DatabaseValueConvertible)?, error: inout DatabaseError?) -> DatabaseValue {
+        guard let value else { return .null }
+        do {
+            return try value.databaseValue
+        } catch let failure {
+            if error == nil {
+                error = failure as? DatabaseError ?? .invalidArguments(reason: "a value cannot be stored: \(failure)", sql: nil)
+            }
+            return .null
+        }
     }
 
     /// Whether there are no arguments.

@@ -73,9 +73,9 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
             throw DatabaseError.invalidCipherSetting(
                 name: CipherSetting.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
         }
-        guard effectiveKDFIterations >= 1 else {
+        guard effectiveKDFIterations >= 1, effectiveKDFIterations <= Int(Int32.max) else {
             throw DatabaseError.invalidCipherSetting(
-                name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be at least 1")
+                name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be from 1 to 2147483647")
         }
     }
 }

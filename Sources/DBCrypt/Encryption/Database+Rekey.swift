@@ -17,8 +17,9 @@ extension Database {
             throw DatabaseError.invalidKey(reason: "it is empty, and an empty key would not decrypt the database")
         }
         let db = try connection.open()
+        let length = try newKey.materialLength()
         let code = newKey.material.withUnsafeBytes { bytes in
-            sqlite3_rekey_v2(db, "main", bytes.baseAddress, Int32(bytes.count))
+            sqlite3_rekey_v2(db, "main", bytes.baseAddress, length)
         }
         guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: nil) }
     }

@@ -108,11 +108,23 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         defer { key.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
         let mode = settings.format == .sqlcipher4 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1
         let code = material.withUnsafeBytes { pass in
-            dbcrypt_provider_derive_key(pass.baseAddress, Int32(pass.count), salt, 16,
-                                        Int32(settings.effectiveKDFIterations), Int32(mode), &key)
+            guard let length = Int32(exactly: pass.count), let iterations = Int32(exactly: settings.effectiveKDFIterations) else {
+                return Int32(-1)
+            }
+            return dbcrypt_provider_derive_key(pass.baseAddress, length, salt, 16, iterations, Int32(mode), &key)
         }
         guard code == 0 else { return nil }
         return try? DatabaseKey(rawKey: key, salt: salt)
+    }
+
+    /// The length of ``material`` for SQLCipher's C API.
+    ///
+    /// - throws: ``DatabaseError/invalidKey(reason:)`` past 2 GiB.
+    func materialLength() throws -> Int32 {
+        guard let length = Int32(exactly: material.count) else {
+            throw DatabaseError.invalidKey(reason: "it is longer than SQLCipher accepts")
+        }
+        return length
     }
 
     /// Whether the key has no bytes (an empty passphrase).

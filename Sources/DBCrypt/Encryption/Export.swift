@@ -139,7 +139,7 @@ struct Export {
         progress: ProgressReporter
     ) throws {
         let connection = source.connection
-        try library.keying(cipher.format) { try attach(sibling.path, key: key, to: source) }
+        try connection.attaching(cipher) { try attach(sibling.path, key: key, to: source) }
         defer { try? connection.run("DETACH DATABASE \(Self.target)") }
 
         let target = Self.target
@@ -193,17 +193,18 @@ struct Export {
         try statement.bind(.text(path), at: 1)
         guard let key else {
             try statement.bind(.text(""), at: 2)
-            return try statement.executeWithCurrentBindings()
+            return try statement.stepToCompletion()
         }
+        let length = try key.materialLength()
         try key.material.withUnsafeBytes { bytes in
             // SQLITE_STATIC: SQLite reads the key from our memory, which
             // outlives the statement, and keeps no copy of its own.
-            let code = sqlite3_bind_blob(statement.handle, 2, bytes.baseAddress, Int32(bytes.count), nil)
+            let code = sqlite3_bind_blob(statement.handle, 2, bytes.baseAddress, length, nil)
             guard code == SQLITE_OK else {
                 throw DatabaseError.fromConnection(sqlite3_db_handle(statement.handle), code: code, sql: statement.sql)
             }
             defer { sqlite3_clear_bindings(statement.handle) }
-            try statement.executeWithCurrentBindings()
+            try statement.stepToCompletion()
         }
     }
 

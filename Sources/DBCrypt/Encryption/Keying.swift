@@ -12,9 +12,10 @@ extension Connection {
     /// then applies `settings`.
     func applyKey(_ key: DatabaseKey, settings: CipherSettings, library: CipherInfo) throws {
         let db = try open()
+        let length = try key.materialLength()
         let code = try library.keying(settings.format) {
             key.material.withUnsafeBytes { bytes in
-                sqlite3_key_v2(db, "main", bytes.baseAddress, Int32(bytes.count))
+                sqlite3_key_v2(db, "main", bytes.baseAddress, length)
             }
         }
         guard code == SQLITE_OK else {
@@ -40,6 +41,29 @@ extension Connection {
         try run(prefix + "kdf_iter = \(settings.effectiveKDFIterations)")
     }
 
+    /// Gives a new, empty file its header and salt: an IMMEDIATE transaction
+    /// on an empty file writes page 1. SQLCipher takes a key's salt from the
+    /// file when the key is applied, or makes a random one when the file is
+    /// empty, so a connection keyed on an empty file must write that salt
+    /// before any other connection keys; the write lock makes two
+    /// connections agree on who writes it.
+    ///
+    /// - throws: ``NewFileCreatedMeanwhile`` when another connection wrote
+    ///   the file first, with another salt (or another key or format).
+    func writeHeaderOfNewFile() throws {
+        do {
+            try run("BEGIN IMMEDIATE")
+            _ = try firstValue("SELECT count(*) FROM sqlite_master")
+            try run("COMMIT")
+        } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
+            try? run("ROLLBACK")
+            throw NewFileCreatedMeanwhile()
+        } catch {
+            try? run("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
     /// first page. SQLITE_NOTADB here means the key (or settings) do not open
     /// the file, or that it is not a database.
@@ -51,3 +75,7 @@ extension Connection {
         }
     }
 }
+
+/// A new file that another connection gave its header between our look at
+/// it and our keying: it is opened again, as the existing file it now is.
+struct NewFileCreatedMeanwhile: Error {}

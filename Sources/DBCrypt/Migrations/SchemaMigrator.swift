@@ -1,8 +1,10 @@
 import CCipherProvider
+import CSQLCipher
 import Foundation
 
 /// Versioned schema migrations, from `.sql` files and from code, applied in
-/// order through a ``DatabaseQueue``, each in its own transaction.
+/// order on a ``Database`` or through a ``DatabaseQueue``, each in its own
+/// transaction.
 ///
 /// ```swift
 /// var migrator = SchemaMigrator()
@@ -20,6 +22,17 @@ import Foundation
 /// applied migration that changed or is gone, two migrations with one number,
 /// a file name that is not `NNNN_name.sql`, and a database migrated past the
 /// migrations it is given.
+///
+/// Migrations run with foreign key enforcement off, so SQLite's documented
+/// way of changing a table (create the new one, copy, drop the old one,
+/// rename) does not cascade-delete or refuse child rows; when the database
+/// had enforcement on, `PRAGMA foreign_key_check` runs before each commit and
+/// a migration that leaves a broken reference is rolled back. A migration
+/// that cannot run in a transaction (`VACUUM`) says so: in code with
+/// `inTransaction: false`, in a file with a first line `-- dbcrypt: no-transaction`.
+///
+/// An app that versioned its schema by hand with `PRAGMA user_version`
+/// adopts the migrator with ``baselineFromUserVersion``.
 public struct SchemaMigrator {
     /// One migration.
     public struct Migration {
@@ -31,6 +44,9 @@ public struct SchemaMigrator {
         public let checksum: String
         /// Where it comes from: the file name, or "code".
         public let source: String
+        /// Whether it runs inside a transaction (all but those that cannot,
+        /// such as `VACUUM`).
+        public let inTransaction: Bool
         let run: (Database) throws -> Void
     }
 
@@ -46,6 +62,11 @@ public struct SchemaMigrator {
 
     /// The migrations, ordered by number.
     public private(set) var migrations: [Migration] = []
+    /// Adopt a database whose schema was versioned by hand: when it has no
+    /// record of migrations yet and its `user_version` is N > 0, the
+    /// migrations numbered up to N are recorded as applied without running
+    /// (their changes are already there), and the later ones run. Default: false.
+    public var baselineFromUserVersion = false
     /// File names that do not fit `NNNN_name.sql`, reported when migrating.
     private var invalidFiles: [String] = []
 
@@ -58,12 +79,18 @@ public struct SchemaMigrator {
     // MARK: - Registering
 
     /// Adds a migration in code. `checksum` is recorded and compared like a
-    /// file's: change it when the code's effect changes.
+    /// file's: change it when the code's effect changes. With `inTransaction`
+    /// false the body runs outside a transaction (for `VACUUM`), and only its
+    /// record is written in one.
     public mutating func registerMigration(
-        _ number: Int, _ name: String, checksum: String = "", _ body: @escaping (Database) throws -> Void
+        _ number: Int, _ name: String, checksum: String = "", inTransaction: Bool = true,
+        _ body: @escaping (Database) throws -> Void
     ) {
-        add(Migration(number: number, name: name, checksum: checksum, source: "code", run: body))
+        add(Migration(number: number, name: name, checksum: checksum, source: "code", inTransaction: inTransaction, run: body))
     }
+
+    /// The first line that makes a `.sql` migration run outside a transaction.
+    public static let noTransactionMarker = "-- dbcrypt: no-transaction"
 
     /// Adds every `NNNN_name.sql` file of `directory` (other files, and files
     /// starting with a dot, are ignored; a `.sql` file with another name is
@@ -90,7 +117,9 @@ public struct SchemaMigrator {
                 throw SchemaMigrationError.unreadableDirectory(path: url.path, reason: "\(error.localizedDescription)")
             }
             let sql = String(decoding: data, as: UTF8.self)
-            add(Migration(number: number, name: name, checksum: Self.sha256(data), source: file) { db in
+            let firstLine = sql.prefix { $0 != "\n" && $0 != "\r\n" }.trimmingCharacters(in: .whitespaces)
+            add(Migration(number: number, name: name, checksum: Self.sha256(data), source: file,
+                          inTransaction: firstLine != Self.noTransactionMarker) { db in
                 try db.executeScript(sql) { _ in }
             })
         }
@@ -121,42 +150,95 @@ public struct SchemaMigrator {
 
     /// Every migration with whether and when it was applied.
     ///
-    /// - throws: the refusals of ``migrate(_:upTo:)``, or a ``DatabaseError``.
+    /// - throws: the refusals of ``migrate(_:upTo:)-(Database,_)``, or a ``DatabaseError``.
+    public func status(_ db: Database) throws -> [Status] {
+        let applied = try check(db)
+        return migrations.map { Status(number: $0.number, name: $0.name, appliedAt: applied[$0.number]?.appliedAt) }
+    }
+
+    /// Every migration with whether and when it was applied, read on the queue.
+    ///
+    /// - throws: see ``status(_:)-(Database)``.
     public func status(_ queue: DatabaseQueue) throws -> [Status] {
-        try queue.inDatabase { db in
-            let applied = try check(db)
-            return migrations.map { Status(number: $0.number, name: $0.name, appliedAt: applied[$0.number]?.appliedAt) }
-        }
+        try queue.inDatabase { db in try status(db) }
     }
 
     /// Applies the pending migrations in order (up to and including `upTo`
     /// when given), each in its own transaction, and returns those it applied.
+    /// Must not be called inside a transaction: foreign key enforcement can
+    /// only be turned off outside one.
     ///
     /// - throws: a ``SchemaMigrationError`` refusal before anything changes;
     ///   ``SchemaMigrationError/failed(_:name:error:)`` when a migration fails
-    ///   (it is rolled back; the ones before it stay applied); or a ``DatabaseError``.
+    ///   or leaves a broken foreign key (it is rolled back; the ones before it
+    ///   stay applied); or a ``DatabaseError``.
+    @discardableResult
+    public func migrate(_ db: Database, upTo last: Int? = nil) throws -> [Migration] {
+        var applied = try check(db)
+        if baselineFromUserVersion && applied.isEmpty {
+            applied = try adoptUserVersion(db)
+        }
+        let enforcesForeignKeys = try db.fetchScalar(Bool.self, "PRAGMA foreign_keys") ?? false
+        if enforcesForeignKeys { try db.execute("PRAGMA foreign_keys = OFF") }
+        defer { if enforcesForeignKeys { try? db.execute("PRAGMA foreign_keys = ON") } }
+        var done: [Migration] = []
+        for migration in migrations where applied[migration.number] == nil {
+            if let last, migration.number > last { break }
+            do {
+                if !migration.inTransaction { try migration.run(db) }
+                try db.inTransaction(.immediate) { db in
+                    if migration.inTransaction { try migration.run(db) }
+                    if enforcesForeignKeys { try Self.checkForeignKeys(db) }
+                    try record(migration, in: db)
+                }
+            } catch {
+                throw SchemaMigrationError.failed(migration.number, name: migration.name, error: "\(error)")
+            }
+            done.append(migration)
+        }
+        return done
+    }
+
+    /// Applies the pending migrations on the queue.
+    ///
+    /// - throws: see ``migrate(_:upTo:)-(Database,_)``.
     @discardableResult
     public func migrate(_ queue: DatabaseQueue, upTo last: Int? = nil) throws -> [Migration] {
-        try queue.inDatabase { db in
-            let applied = try check(db)
-            var done: [Migration] = []
-            for migration in migrations where applied[migration.number] == nil {
-                if let last, migration.number > last { break }
-                do {
-                    try db.inTransaction(.immediate) { db in
-                        try migration.run(db)
-                        try db.execute("CREATE TABLE IF NOT EXISTS \(Self.table) (number INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)")
-                        try db.execute("INSERT INTO \(Self.table)(number, name, checksum, applied_at) VALUES (?, ?, ?, datetime('now'))",
-                                       [migration.number, migration.name, migration.checksum])
-                        try db.execute("PRAGMA user_version = \(migration.number)")
-                    }
-                } catch {
-                    throw SchemaMigrationError.failed(migration.number, name: migration.name, error: "\(error)")
-                }
-                done.append(migration)
-            }
-            return done
+        try queue.inDatabase { db in try migrate(db, upTo: last) }
+    }
+
+    /// Records `migration` as applied and sets `user_version` to its number.
+    private func record(_ migration: Migration, in db: Database) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS \(Self.table) (number INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)")
+        try db.execute("INSERT INTO \(Self.table)(number, name, checksum, applied_at) VALUES (?, ?, ?, datetime('now'))",
+                       [migration.number, migration.name, migration.checksum])
+        try db.execute("PRAGMA user_version = \(migration.number)")
+    }
+
+    /// Records the migrations up to the database's `user_version` as applied,
+    /// without running them, and returns what is then applied.
+    private func adoptUserVersion(_ db: Database) throws -> [Int: (name: String, checksum: String, appliedAt: String)] {
+        let version = try db.fetchScalar(Int.self, "PRAGMA user_version") ?? 0
+        guard version > 0 else { return [:] }
+        let lastKnown = migrations.last?.number ?? 0
+        guard version <= lastKnown else {
+            throw SchemaMigrationError.databaseIsNewer(appliedUpTo: version, knownUpTo: lastKnown)
         }
+        try db.inTransaction(.immediate) { db in
+            for migration in migrations where migration.number <= version { try record(migration, in: db) }
+            try db.execute("PRAGMA user_version = \(version)")
+        }
+        return try check(db)
+    }
+
+    /// Throws when a row refers to a row that does not exist.
+    private static func checkForeignKeys(_ db: Database) throws {
+        guard let violation = try db.fetchOne("PRAGMA foreign_key_check") else { return }
+        let table: String = try violation[0], parent: String = try violation[2]
+        throw DatabaseError.sqlite(
+            code: SQLITE_CONSTRAINT | (3 << 8),  // SQLITE_CONSTRAINT_FOREIGNKEY
+            message: "a row of \(table) refers to a row of \(parent) that does not exist (PRAGMA foreign_key_check)",
+            sql: nil)
     }
 
     /// What was applied, after every refusal has been checked. Reads only.

@@ -1,0 +1,76 @@
+import CSQLCipher
+
+/// What DBCrypt needs to know of SQL text without compiling it: whether a
+/// tail holds no statement, where a statement that failed to compile ends,
+/// and a statement's first keyword. Byte-level, following SQLite's tokenizer
+/// for the parts that matter here: whitespace, `--` and `/* */` comments,
+/// and quoted strings and names.
+enum SQLText {
+    /// Whether `bytes` hold only whitespace, semicolons and comments: what
+    /// SQLite would compile to no statement at all.
+    static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: ";") { index += 1; continue }
+            let next = skipSpaceAndComments(bytes, from: index)
+            guard next > index else { return false }
+            index = next
+        }
+        return true
+    }
+
+    /// The index of the first byte past whitespace and comments from `start`
+    /// (`start` itself when there are none). An unterminated `/*` is a
+    /// comment to the end, as SQLite takes it.
+    static func skipSpaceAndComments(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 32 || (9...13).contains(byte) {
+                index += 1
+            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
+                while index < bytes.count, bytes[index] != 10 { index += 1 }
+            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
+                index += 2
+                while index + 1 < bytes.count, !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
+                    index += 1
+                }
+                index = min(index + 2, bytes.count)
+            } else {
+                break
+            }
+        }
+        return index
+    }
+
+    /// The first keyword of the statement in `bytes`, upper-cased, after any
+    /// leading whitespace and comments ("" when there is none).
+    static func firstKeyword(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var index = skipSpaceAndComments(bytes, from: 0)
+        var keyword: [UInt8] = []
+        while index < bytes.count, keyword.count < 16 {
+            let byte = bytes[index]
+            guard (65...90).contains(byte) || (97...122).contains(byte) else { break }
+            keyword.append(byte & ~0x20)
+            index += 1
+        }
+        return String(decoding: keyword, as: UTF8.self)
+    }
+
+    /// The length of the first complete statement of `bytes` (up to and
+    /// including its semicolon, so a trigger's body stays whole), or all of
+    /// `bytes` when no prefix is complete. Used to quote a statement that
+    /// failed to compile in full, where SQLite's tail stops at the error.
+    static func firstStatementLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var candidate: [CChar] = []
+        candidate.reserveCapacity(bytes.count + 1)
+        for (index, byte) in bytes.enumerated() {
+            candidate.append(CChar(bitPattern: byte))
+            guard byte == UInt8(ascii: ";") else { continue }
+            candidate.append(0)
+            defer { candidate.removeLast() }
+            if sqlite3_complete(candidate) != 0 { return index + 1 }
+        }
+        return bytes.count
+    }
+}

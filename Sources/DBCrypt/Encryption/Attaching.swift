@@ -1,0 +1,69 @@
+import CSQLCipher
+import Foundation
+
+// SQLCipher creates the codec of an ATTACHed database from its process-wide
+// defaults (`cipher_default_page_size`, `cipher_default_kdf_iter`) and, on
+// 3.4.x, from the provider mode selected on the attaching thread; it then
+// reads the attached file's schema at once. Left alone, an ATTACH ... KEY
+// on SQLCipher 3.4.1 uses SQLCipher 3 settings whatever the connection uses:
+// it cannot open the SQLCipher 4 files DBCrypt writes, and creates SQLCipher
+// 3 files. So every ATTACH DBCrypt runs sets those defaults to the
+// connection's settings for its duration, under one process-wide lock, and
+// puts the previous defaults back.
+
+/// Serializes every ATTACH DBCrypt runs: the defaults it sets are process-wide.
+private let attachLock = NSLock()
+
+extension Connection {
+    /// Runs `step` (which steps an ATTACH statement) with the connection's
+    /// cipher settings, then, when they do not open an existing file, with
+    /// the other standard format's.
+    ///
+    /// - throws: what `step` throws with the last settings tried.
+    func runAttach(_ step: () throws -> Void) throws {
+        do {
+            try attaching(attachSettings, step)
+        } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
+            guard let library, library.formats.contains(attachSettings.format.other) else { throw error }
+            try attaching(attachSettings.fallback, step)
+        }
+    }
+
+    /// Runs `body`, which attaches a database, so that a codec it creates
+    /// uses `settings`: page size, KDF iterations and, through DBCrypt's
+    /// provider (or `cipher_default_compatibility` on SQLCipher 4), format.
+    ///
+    /// - throws: ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``,
+    ///   or what `body` throws.
+    func attaching<R>(_ settings: CipherSettings, _ body: () throws -> R) throws -> R {
+        guard let library else { return try body() }
+        try settings.validate()
+        var defaults = [
+            ("cipher_default_page_size", settings.effectivePageSize),
+            ("cipher_default_kdf_iter", settings.effectiveKDFIterations),
+        ]
+        if !library.usesDBCryptProvider && library.supports(.compatibility) {
+            defaults.append(("cipher_default_compatibility", settings.format == .sqlcipher4 ? 4 : 3))
+        }
+        attachLock.lock()
+        defer { attachLock.unlock() }
+        var previous: [(String, Int)] = []
+        defer {
+            for (name, value) in previous.reversed() { try? run("PRAGMA \(name) = \(value)") }
+        }
+        for (name, value) in defaults {
+            // SQLCipher 3.4.1 answers these pragmas with text, 4.x with integers.
+            let current: Int?
+            switch try firstValue("PRAGMA \(name)") {
+            case let .integer(value)?: current = Int(exactly: value)
+            case let .text(text)?: current = Int(text)
+            default: current = nil
+            }
+            guard let current else { continue }
+            previous.append((name, current))
+            // Validated integers only: no caller text reaches the SQL.
+            try run("PRAGMA \(name) = \(value)")
+        }
+        return try library.keying(settings.format, body)
+    }
+}

@@ -1,0 +1,95 @@
+import CSQLCipher
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// What counts as one statement, how failed SQL is quoted, and the bounded
+/// statement cache.
+final class StatementTextAndCacheTests: XCTestCase {
+    var db: Database!
+
+    override func setUpWithError() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("statements.db").path
+        db = try Database(path: path, key: try DatabaseKey(rawKey: [UInt8](repeating: 2, count: 32)))
+        try db.execute("CREATE TABLE n(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO n(title) VALUES ('a'), ('b')")
+    }
+
+    func testTrailingSemicolonsWhitespaceAndCommentsAreNotASecondStatement() throws {
+        for sql in ["SELECT * FROM n; -- all", "SELECT * FROM n;;  \n\t", "SELECT * FROM n /* all */ ;",
+                    "SELECT * FROM n; /* unterminated", "-- rows\nSELECT * FROM n -- all\n;\n-- done"] {
+            XCTAssertEqual(try db.fetchAll(sql).count, 2, sql)
+            XCTAssertNoThrow(try db.makeStatement(sql), sql)
+        }
+        try db.execute("INSERT INTO n(title) VALUES (?); -- with an argument", ["c"])
+        try db.execute("UPDATE n SET title = :t WHERE id = 1 /* named */;", ["t": "z"])
+        XCTAssertEqual(try db.fetchAll(String.self, "SELECT title FROM n ORDER BY id; -- ordered"), ["z", "b", "c"])
+        // A real second statement is still one too many.
+        XCTAssertThrowsError(try db.makeStatement("SELECT 1; SELECT 2 -- two"))
+        XCTAssertThrowsError(try db.execute("SELECT ?; SELECT 2", [1]))
+        XCTAssertThrowsError(try db.makeStatement("-- nothing but a comment"))
+    }
+
+    func testASyntaxErrorQuotesTheWholeStatementButNoArguments() throws {
+        let sql = "SELECT title FROM n WHERE title = ? ORDER BY BY id"
+        XCTAssertThrowsError(try db.fetchAll(sql, ["secret argument"])) { error in
+            guard case let .sqlite(code, message, quoted)? = error as? DatabaseError else { return XCTFail("got \(error)") }
+            XCTAssertEqual(code, SQLITE_ERROR)
+            XCTAssertTrue(message.contains("syntax error"), message)
+            XCTAssertEqual(quoted, sql)
+            XCTAssertFalse("\(error)".contains("secret argument"))
+        }
+        // In a script, the failing statement alone, in full, trigger bodies included.
+        let script = """
+            CREATE TABLE log(x);
+            CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO log VALUES (new.id); INSERT INTO log VALUES (nope nope); END;
+            INSERT INTO n(title) VALUES ('never');
+            """
+        XCTAssertThrowsError(try db.execute(script)) { error in
+            guard case let .sqlite(_, _, quoted)? = error as? DatabaseError else { return XCTFail("got \(error)") }
+            XCTAssertEqual(quoted, "CREATE TRIGGER t AFTER INSERT ON n BEGIN INSERT INTO log VALUES (new.id); INSERT INTO log VALUES (nope nope); END;")
+        }
+    }
+
+    func testThirtyThousandDistinctStatementsKeepSQLiteMemoryBounded() throws {
+        func used() -> Int64 { sqlite3_memory_used() }
+        // Warm up: the cache fills with statements run twice.
+        for i in 0..<200 {
+            _ = try db.fetchOne("SELECT title FROM n WHERE id = \(i)")
+            _ = try db.fetchOne("SELECT title FROM n WHERE id = \(i)")
+        }
+        let before = used()
+        try db.inTransaction { db in
+            for i in 0..<15_000 {
+                try db.execute("INSERT INTO n(title) VALUES ('row \(i)')")
+                _ = try db.fetchOne("SELECT title FROM n WHERE id = \(i) AND title IS NOT NULL")
+            }
+        }
+        let growth = used() - before
+        // 30,000 cached statements cost about 50 MB; the bound keeps 100.
+        XCTAssertLessThan(growth, 2_000_000, "SQLite's memory grew by \(growth) bytes")
+        XCTAssertLessThanOrEqual(db.cachedStatementCount, 100)
+        db.clearStatementCache()
+        XCTAssertEqual(db.cachedStatementCount, 0)
+    }
+
+    func testTheCacheKeepsRepeatedSQLAndEvictsTheLeastRecentlyUsed() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("small-cache.db").path
+        var options = Database.Options()
+        options.statementCacheCapacity = 3
+        let small = try Database(path: path, options: options)
+        func twice(_ sql: String) throws { _ = try small.fetchAll(sql); _ = try small.fetchAll(sql) }
+        try twice("SELECT 1")
+        try twice("SELECT 2")
+        try twice("SELECT 3")
+        let one = try small.cachedStatement("SELECT 1")   // now the most recently used
+        try twice("SELECT 4")                              // evicts SELECT 2
+        XCTAssertEqual(small.cachedStatementCount, 3)
+        XCTAssertTrue(one === (try small.cachedStatement("SELECT 1")))
+        XCTAssertFalse((try small.cachedStatement("SELECT 2")) === (try small.cachedStatement("SELECT 2")))
+        // Capacity 0 keeps nothing.
+        options.statementCacheCapacity = 0
+        let none = try Database(path: path, options: options)
+        for _ in 0..<3 { _ = try none.fetchAll("SELECT 1") }
+        XCTAssertEqual(none.cachedStatementCount, 0)
+    }
+}
