@@ -12,7 +12,9 @@ struct Schema: ParsableCommand {
             applied migration whose file changed or is gone, two files with one number, a \
             misnamed .sql file, or a database migrated past the files refuses the run before \
             anything changes. A database that does not exist is created: encrypted when a key \
-            is given, plaintext otherwise.
+            is given, plaintext otherwise. A database whose schema was versioned by hand \
+            with user_version adopts the migrations with --baseline-from-user-version: those \
+            numbered up to its user_version are recorded as applied without running.
 
             Example:
               dbcrypt schema app.db --dir Migrations --key-env APP_KEY
@@ -28,12 +30,16 @@ struct Schema: ParsableCommand {
     @Flag(help: "List applied and pending migrations instead of applying them.")
     var status = false
 
+    @Flag(help: "On a database with no migration record yet, record the migrations up to its user_version as applied.")
+    var baselineFromUserVersion = false
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func run() throws {
         try reportingErrors {
             var migrator = SchemaMigrator()
+            migrator.baselineFromUserVersion = baselineFromUserVersion
             try migrator.loadDirectory(dir)
             let format = try FileFormat.detect(at: database)
             let databaseKey = try key.keyIfNeeded(for: database, format: format)

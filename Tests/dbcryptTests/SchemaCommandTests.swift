@@ -55,4 +55,17 @@ final class SchemaCommandTests: XCTestCase {
         XCTAssertTrue(missingDir.stderr.contains("Cannot read the migrations directory"), missingDir.stderr)
         XCTAssertEqual(try contents(path), before)
     }
+
+    func testAHandVersionedDatabaseAdoptsTheMigrationsWithABaseline() throws {
+        let path = dir.appendingPathComponent("hand.db").path
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT); PRAGMA user_version = 1")
+        db.close()
+        let plain = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(plain.status, 1, "migration 1 cannot run again on the hand-made table")
+        let adopted = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY", "--baseline-from-user-version"],
+                                  environment: keyEnvironment)
+        XCTAssertEqual(adopted.status, 0, adopted.stderr)
+        XCTAssertEqual(adopted.stdout, "applied 0002_index_titles.sql\n")
+    }
 }

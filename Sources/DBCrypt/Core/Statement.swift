@@ -21,6 +21,8 @@ public final class Statement {
     /// Whether the statement is an ATTACH, which runs with the connection's
     /// cipher settings (see ``Connection/runAttach(_:)``).
     let isAttach: Bool
+    /// The number of parameters, asked of SQLite once.
+    private let parameterCount: Int
     /// When a statement cache last handed the statement out.
     var lastUse: UInt64 = 0
 
@@ -29,6 +31,7 @@ public final class Statement {
         self.sql = sql
         self.handle = handle
         self.isAttach = isAttach
+        parameterCount = Int(sqlite3_bind_parameter_count(handle))
     }
 
     deinit {
@@ -105,15 +108,17 @@ public final class Statement {
     public func execute<each Value: DatabaseValueConvertible>(values: repeat each Value) throws {
         try prepareToBind(count: countValues(repeat each values))
         var index: Int32 = 0
-        for value in repeat each values {
-            index += 1
-            do {
+        do {
+            for value in repeat each values {
+                index += 1
                 try bind(try value.databaseValue, at: index)
-            } catch let error as DatabaseError {
-                throw error.inStatement(sql)
             }
+        } catch let error as DatabaseError {
+            // A value that cannot be stored learns its statement here.
+            throw error.inStatement(sql)
         }
-        try executeWithCurrentBindings()
+        // prepareToBind checked that the connection is open.
+        try stepBoundStatement()
     }
 
     @inlinable func countValues<each Value>(_ values: repeat each Value) -> Int {
@@ -131,7 +136,7 @@ public final class Statement {
 
     /// Refuses `count` positional values for a statement with another number of parameters.
     private func checkPositionalCount(_ count: Int) throws {
-        let expected = Int(sqlite3_bind_parameter_count(handle))
+        let expected = parameterCount
         guard count == expected else {
             throw DatabaseError.invalidArguments(
                 reason: "the statement has \(expected) parameter(s) and \(count) value(s) were given", sql: sql)
@@ -155,6 +160,12 @@ public final class Statement {
     /// Runs the statement to completion with the values already bound.
     @usableFromInline func executeWithCurrentBindings() throws {
         _ = try connection.open()
+        try stepBoundStatement()
+    }
+
+    /// Runs the statement to completion on a connection known to be open:
+    /// an ATTACH with its cipher settings, anything else as it is.
+    @usableFromInline func stepBoundStatement() throws {
         guard !isAttach else { return try connection.runAttach(stepToCompletion) }
         try stepToCompletion()
     }
