@@ -33,9 +33,22 @@ public protocol DatabaseValueConvertible {
     /// only by the thread that steps the statement (`sqlite3_column_value`'s
     /// values are unprotected).
     static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Self?
+
+    /// Binds the value to parameter `index` (1-based) of a SQLite `statement`
+    /// and returns SQLite's result code: the path `execute(values:)` binds
+    /// through. The default binds ``databaseValue``; DBCrypt's own types
+    /// bind straight, with the same conversions.
+    ///
+    /// - throws: what ``databaseValue`` throws.
+    func bind(to statement: OpaquePointer, at index: Int32) throws -> Int32
 }
 
 extension DatabaseValueConvertible {
+    /// Binds ``databaseValue``.
+    @inlinable public func bind(to statement: OpaquePointer, at index: Int32) throws -> Int32 {
+        try databaseValue.bind(to: statement, at: index)
+    }
+
     /// Reads a ``DatabaseValue`` and converts it with ``fromDatabaseValue(_:)``.
     @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Self? {
         fromDatabaseValue(DatabaseValue(statement: statement, column: column))
@@ -47,6 +60,10 @@ extension DatabaseValueConvertible {
 extension Int64: DatabaseValueConvertible {
     /// `.integer(self)`.
     @inlinable public var databaseValue: DatabaseValue { .integer(self) }
+    /// Binds the integer.
+    @inlinable public func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        sqlite3_bind_int64(statement, index, self)
+    }
     /// An integer, or a real with no fractional part that fits.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
         switch value {
@@ -60,6 +77,10 @@ extension Int64: DatabaseValueConvertible {
 extension Int: DatabaseValueConvertible {
     /// `.integer(Int64(self))`.
     @inlinable public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    /// Binds the integer.
+    @inlinable public func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        sqlite3_bind_int64(statement, index, Int64(self))
+    }
     /// An integer (or integral real) that fits in `Int`.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
         Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) }
@@ -82,6 +103,10 @@ extension Int32: DatabaseValueConvertible {
 extension Double: DatabaseValueConvertible {
     /// `.real(self)`.
     @inlinable public var databaseValue: DatabaseValue { .real(self) }
+    /// Binds the real.
+    @inlinable public func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        sqlite3_bind_double(statement, index, self)
+    }
     /// A real, or an integer converted to the nearest double.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
@@ -118,6 +143,10 @@ extension Bool: DatabaseValueConvertible {
 extension String: DatabaseValueConvertible {
     /// `.text(self)`.
     @inlinable public var databaseValue: DatabaseValue { .text(self) }
+    /// Binds the text, length-counted, without building a ``DatabaseValue``.
+    @inlinable public func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        DatabaseValue.bindText(self, to: statement, at: index)
+    }
     /// Text only: numbers and blobs do not silently become strings.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         if case let .text(s) = value { return s }
@@ -192,6 +221,13 @@ extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvert
             guard let self else { return .null }
             return try self.databaseValue
         }
+    }
+    /// Binds NULL for nil, else the wrapped value.
+    ///
+    /// - throws: what the wrapped value's conversion throws.
+    @inlinable public func bind(to statement: OpaquePointer, at index: Int32) throws -> Int32 {
+        guard let self else { return sqlite3_bind_null(statement, index) }
+        return try self.bind(to: statement, at: index)
     }
     /// `.some(nil)` for NULL, else the wrapped type's conversion.
     @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {

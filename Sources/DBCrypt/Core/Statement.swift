@@ -111,7 +111,8 @@ public final class Statement {
         do {
             for value in repeat each values {
                 index += 1
-                try bind(try value.databaseValue, at: index)
+                let code = try value.bind(to: handle, at: index)
+                if code != SQLITE_OK { throw bindingError(code) }
             }
         } catch let error as DatabaseError {
             // A value that cannot be stored learns its statement here.
@@ -229,50 +230,14 @@ public final class Statement {
 
     /// Binds one value to the parameter at `index` (1-based), copying text and bytes.
     @usableFromInline func bind(_ value: DatabaseValue, at index: Int32) throws {
-        let code: Int32
-        switch value {
-        case .null:
-            code = sqlite3_bind_null(handle, index)
-        case let .integer(v):
-            code = sqlite3_bind_int64(handle, index, v)
-        case let .real(d):
-            code = sqlite3_bind_double(handle, index, d)
-        case let .text(s):
-            // Length-counted, so NUL characters inside the text survive. An
-            // empty string is bound as "" with a non-null pointer: a null
-            // pointer would bind NULL.
-            code = Self.bindText(s, to: handle, at: index)
-        case let .blob(data):
-            code = data.withUnsafeBytes { bytes in
-                guard let base = bytes.baseAddress, bytes.count > 0 else {
-                    return sqlite3_bind_zeroblob(handle, index, 0)
-                }
-                guard bytes.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
-                return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), dbcrypt_transient())
-            }
-        }
-        guard code == SQLITE_OK else {
-            // Binding errors (a value too big, out of memory) have SQLite's
-            // standard sentence; the connection's message may be older.
-            throw DatabaseError.sqlite(code: code, message: String(cString: sqlite3_errstr(code)), sql: sql)
-        }
+        let code = value.bind(to: handle, at: index)
+        guard code == SQLITE_OK else { throw bindingError(code) }
     }
 
-    private static func bindText(_ text: String, to handle: OpaquePointer, at index: Int32) -> Int32 {
-        func bind(_ utf8: UnsafeBufferPointer<UInt8>) -> Int32 {
-            guard let base = utf8.baseAddress, utf8.count > 0 else {
-                return sqlite3_bind_text(handle, index, "", 0, dbcrypt_transient())
-            }
-            guard utf8.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
-            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(utf8.count), dbcrypt_transient())
-            }
-        }
-        // A native string lends its bytes as they are (the hot path: no copy,
-        // no uniqueness check); a bridged or non-contiguous one is made native.
-        if let bound = text.utf8.withContiguousStorageIfAvailable(bind) { return bound }
-        var native = text
-        return native.withUTF8(bind)
+    /// The error for a failed `sqlite3_bind_*`: SQLite's standard sentence
+    /// (a value too big, out of memory), as the connection's message may be older.
+    @usableFromInline func bindingError(_ code: Int32) -> DatabaseError {
+        .sqlite(code: code, message: String(cString: sqlite3_errstr(code)), sql: sql)
     }
 
     // MARK: - Reading the current row
