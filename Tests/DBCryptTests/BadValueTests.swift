@@ -8,9 +8,7 @@ final class BadValueTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        let path = try makeTemporaryDirectory(self).appendingPathComponent("values.db").path
-        db = try Database(path: path, key: try DatabaseKey(rawKey: [UInt8](repeating: 1, count: 32)))
-        try db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, x)")
+        db = try makeRawKeyedDatabase(self, "values.db", "CREATE TABLE v(id INTEGER PRIMARY KEY, x)")
     }
 
     /// `text` read from a column as a `Date`, nil when it is not one.

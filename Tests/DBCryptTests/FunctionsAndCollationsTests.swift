@@ -9,10 +9,7 @@ final class FunctionsAndCollationsTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        let path = try makeTemporaryDirectory(self).appendingPathComponent("functions.db").path
-        db = try Database(path: path, key: try DatabaseKey(rawKey: [UInt8](repeating: 5, count: 32)))
-        try db.execute("CREATE TABLE word(id INTEGER PRIMARY KEY, text TEXT)")
-        try db.execute("INSERT INTO word(text) VALUES ('b'), ('B'), ('a'), ('é'), ('c'), (NULL)")
+        db = try makeRawKeyedDatabase(self, "functions.db", "CREATE TABLE word(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO word(text) VALUES ('b'), ('B'), ('a'), ('é'), ('c'), (NULL)")
     }
 
     func testFunctionsTakeAnyArgumentsAndReturnEveryKindOfValue() throws {

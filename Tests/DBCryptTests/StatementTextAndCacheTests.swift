@@ -9,9 +9,7 @@ final class StatementTextAndCacheTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        let path = try makeTemporaryDirectory(self).appendingPathComponent("statements.db").path
-        db = try Database(path: path, key: try DatabaseKey(rawKey: [UInt8](repeating: 2, count: 32)))
-        try db.execute("CREATE TABLE n(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO n(title) VALUES ('a'), ('b')")
+        db = try makeRawKeyedDatabase(self, "statements.db", "CREATE TABLE n(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO n(title) VALUES ('a'), ('b')")
     }
 
     func testTrailingSemicolonsWhitespaceAndCommentsAreNotASecondStatement() throws {
