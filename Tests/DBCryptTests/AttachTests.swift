@@ -80,4 +80,29 @@ final class AttachTests: XCTestCase {
         try db.execute("ATTACH DATABASE ? AS x KEY ?", [path, "k"])
         XCTAssertEqual(try db.fetchAll("PRAGMA cipher_default_kdf_iter").map { $0[0] }, before)
     }
+
+    func testTwoConnectionsAttachingOneNewFileAgreeOnItsSalt() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let shared = dir.appendingPathComponent("shared.db").path
+        let a = try Database.inMemory()
+        let b = try Database.inMemory()
+        try a.execute("ATTACH DATABASE ? AS s KEY ?", [shared, passphrase])
+        try b.execute("ATTACH DATABASE ? AS s KEY ?", [shared, passphrase])
+        try a.execute("CREATE TABLE s.t(x); INSERT INTO s.t VALUES ('from a')")
+        XCTAssertEqual(try b.fetchScalar(String.self, "SELECT x FROM s.t"), "from a")
+    }
+
+    func testAKeyWrittenInAttachOrPragmaIsNotQuotedInErrors() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let v4 = try makeFile("v4.db", .sqlcipher4, in: dir)
+        let db = try Database.inMemory()
+        for sql in ["ATTACH DATABASE '\(v4)' AS a KEY 'it''s a secret'", "ATTACH DATABASE '\(v4)' AS a KEY 'it''s a secret' garbage",
+                    "PRAGMA key = 'it''s a secret' nonsense", "ATTACH '\(v4)' AS a KEY x'0123456789' oops"] {
+            XCTAssertThrowsError(try db.execute(sql)) { error in
+                let text = "\(error)"
+                XCTAssertFalse(text.contains("secret") || text.contains("0123456789"), text)
+                XCTAssertTrue(text.contains("'<redacted>'"), text)
+            }
+        }
+    }
 }

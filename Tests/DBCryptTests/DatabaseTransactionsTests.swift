@@ -86,4 +86,36 @@ final class DatabaseTransactionsTests: XCTestCase {
         }
         XCTAssertEqual(try values(), [7])
     }
+
+    func testATransactionSQLiteRolledBackIsNotReportedAsCommitted() throws {
+        try db.execute("CREATE TABLE u(x UNIQUE ON CONFLICT ROLLBACK); INSERT INTO u VALUES (1)")
+        XCTAssertThrowsError(try db.inTransaction { db in
+            try db.execute("INSERT INTO t VALUES (10)")
+            XCTAssertThrowsError(try db.execute("INSERT INTO u VALUES (1)"), "the conflict rolls the whole transaction back")
+            try db.execute("INSERT INTO t VALUES (11)")
+        }) { error in
+            XCTAssertEqual((error as? DatabaseError)?.resultCode, 4) // SQLITE_ABORT
+        }
+        XCTAssertFalse(try values().contains(10))
+    }
+
+    func testTransactionsOnAReadOnlyConnectionAreDeferred() throws {
+        try db.execute("INSERT INTO t VALUES (1)")
+        var options = Database.Options()
+        options.readOnly = true
+        let reader = try Database(path: path, key: key, options: options)
+        XCTAssertEqual(try reader.inTransaction { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
+        XCTAssertEqual(try reader.inTransaction(.exclusive) { db in try db.fetchScalar(Int.self, "SELECT x FROM t") }, 1)
+    }
+
+    func testAReadLeavesAConnectionsQueryOnlySettingAsItWas() throws {
+        let queue = try DatabaseQueue(path: path, key: key)
+        try queue.inDatabase { db in try db.execute("PRAGMA query_only = 1") }
+        _ = try queue.read { db in try db.fetchAll("SELECT * FROM t") }
+        XCTAssertEqual(try queue.inDatabase { db in try db.fetchScalar(Bool.self, "PRAGMA query_only") }, true)
+        XCTAssertThrowsError(try queue.inDatabase { db in try db.execute("INSERT INTO t VALUES (1)") })
+        try queue.inDatabase { db in try db.execute("PRAGMA query_only = 0") }
+        _ = try queue.read { db in try db.fetchAll("SELECT * FROM t") }
+        XCTAssertNoThrow(try queue.write { db in try db.execute("INSERT INTO t VALUES (1)") })
+    }
 }

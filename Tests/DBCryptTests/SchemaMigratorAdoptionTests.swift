@@ -108,4 +108,13 @@ final class SchemaMigratorAdoptionTests: XCTestCase {
             XCTAssertEqual(try db.fetchScalar(Int.self, "PRAGMA user_version"), 3)
         }
     }
+
+    func testMigratingInsideATransactionIsRefusedBeforeAnythingChanges() throws {
+        let db = try open()
+        let migrator = parentAndChildren()
+        XCTAssertThrowsError(try db.inTransaction { db in try migrator.migrate(db) }) { error in
+            XCTAssertEqual(error as? SchemaMigrationError, .insideTransaction)
+        }
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master"), 0)
+    }
 }

@@ -90,4 +90,15 @@ final class StatementTextAndCacheTests: XCTestCase {
         for _ in 0..<3 { _ = try none.fetchAll("SELECT 1") }
         XCTAssertEqual(none.cachedStatementCount, 0)
     }
+
+    func testACachedStatementHeldByAnUnsteppedCursorIsNotRebound() throws {
+        let sql = "SELECT id FROM n WHERE id > ? ORDER BY id"
+        _ = try db.fetchAll(sql, [0])
+        _ = try db.fetchAll(sql, [0])                 // now cached
+        let first = try db.query(sql, [0])            // bound, not stepped yet
+        XCTAssertEqual(try db.fetchAll(sql, [1]).count, 1)
+        let second = try db.query(sql, [1])
+        XCTAssertEqual(try first.map { try $0[0] as Int }, [1, 2], "the first cursor kept its own arguments")
+        XCTAssertEqual(try second.map { try $0[0] as Int }, [2])
+    }
 }

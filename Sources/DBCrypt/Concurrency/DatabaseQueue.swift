@@ -19,9 +19,11 @@ import Dispatch
 ///   write lock is taken (or waited for, up to the busy timeout) before the
 ///   closure reads, so a read-then-write transaction never fails half-way
 ///   with `SQLITE_BUSY`. DEFERRED and EXCLUSIVE are there by name.
-/// - `read` is one read transaction, a snapshot: every query in it
-///   sees the same state of the database, whatever other connections commit
-///   meanwhile; and it cannot write (`PRAGMA query_only`).
+/// - `read` is one read transaction: every query in it sees the same
+///   state of the database, and it cannot write (`PRAGMA query_only`). In
+///   WAL mode other connections commit meanwhile and the read keeps its
+///   snapshot; with a rollback journal (the default) the read holds a shared
+///   lock, so their commits wait for it (up to their busy timeout).
 /// - `writeWithoutTransaction` and ``inDatabase(_:)`` run with no
 ///   transaction, for `VACUUM`, `PRAGMA journal_mode` and the like.
 ///

@@ -1,3 +1,5 @@
+import CSQLCipher
+
 extension Database {
     /// How a transaction takes its locks.
     public enum TransactionKind: String, Sendable {
@@ -15,7 +17,16 @@ extension Database {
     /// The default, IMMEDIATE, takes the write lock before `body` runs
     /// (waiting for it up to the busy timeout), so a transaction that reads
     /// and then writes never fails half-way because another connection wrote
-    /// first. Pass `.deferred` for a transaction that only reads.
+    /// first. Pass `.deferred` for a transaction that only reads. On a
+    /// connection opened read-only, which cannot take the write lock, every
+    /// transaction is DEFERRED.
+    ///
+    /// When a statement fails in a way that makes SQLite roll the whole
+    /// transaction back (a full disk, an I/O error, `ON CONFLICT ROLLBACK`)
+    /// and `body` catches that error and returns, nothing is committed and
+    /// this throws ``DatabaseError/sqlite(code:message:sql:)`` with
+    /// `SQLITE_ABORT`: the statements `body` ran after it were not part of
+    /// the transaction.
     ///
     /// ```swift
     /// try db.inTransaction { db in
@@ -28,10 +39,18 @@ extension Database {
     ///   (after which the transaction is rolled back).
     @discardableResult
     public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: (Database) throws -> T) throws -> T {
+        let db = try connection.open()
+        let kind = kind != .deferred && sqlite3_db_readonly(db, "main") == 1 ? .deferred : kind
         try connection.run("BEGIN \(kind.rawValue) TRANSACTION")
         let result: T
         do {
             result = try body(self)
+            guard isInsideTransaction else {
+                throw DatabaseError.sqlite(
+                    code: SQLITE_ABORT,
+                    message: "SQLite rolled the transaction back after an error inside it, so it was not committed",
+                    sql: nil)
+            }
             try connection.run("COMMIT TRANSACTION")
         } catch {
             rollbackIfNeeded()
@@ -66,11 +85,12 @@ extension Database {
     }
 
     /// Runs `body` in one read transaction that starts before it: every query
-    /// in it sees the same snapshot of the database. Writing is refused
-    /// (`PRAGMA query_only`) for the duration.
+    /// in it sees the same state of the database. Writing is refused
+    /// (`PRAGMA query_only`) for the duration; the setting is then put back.
     func inReadSnapshot<T>(_ body: (Database) throws -> T) throws -> T {
-        try connection.run("PRAGMA query_only = 1")
-        defer { try? connection.run("PRAGMA query_only = 0") }
+        let wasQueryOnly = try connection.firstValue("PRAGMA query_only") == .integer(1)
+        if !wasQueryOnly { try connection.run("PRAGMA query_only = 1") }
+        defer { if !wasQueryOnly { try? connection.run("PRAGMA query_only = 0") } }
         return try inTransaction(.deferred) { db in
             // A deferred transaction takes its snapshot at its first read: make that now.
             _ = try connection.firstValue("SELECT 1 FROM sqlite_master LIMIT 1")

@@ -55,7 +55,11 @@ public final class Database {
             // Another connection gave the new file its header (and salt)
             // between our look at it and our write: open it as the existing
             // file it now is, on a fresh connection.
-            opened = try Self.open(path: path, key: key, options: options, library: library)
+            do {
+                opened = try Self.open(path: path, key: key, options: options, library: library)
+            } catch is NewFileCreatedMeanwhile {
+                throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+            }
         }
         let (connection, settings) = opened
         if options.journalMode != .default {
@@ -247,7 +251,7 @@ public final class Database {
     private func reusableCachedStatement(_ sql: String) throws -> Statement? {
         guard let statement = statementCache.statement(for: sql) else { return nil }
         _ = try connection.open()
-        return sqlite3_stmt_busy(statement.handle) == 0 ? statement : nil
+        return statement.isStepping || sqlite3_stmt_busy(statement.handle) != 0 ? nil : statement
     }
 
     // MARK: - Connection state

@@ -21,7 +21,9 @@ public final class RowCursor: Cursor {
     let layout: ColumnLayout
     @usableFromInline let columnCount: Int
     private let connection: Connection
-    private var finished = false
+    private var finished = false {
+        didSet { if finished { statement.isStepping = false } }
+    }
 
     init(statement: Statement, finished: Bool = false) {
         self.statement = statement
@@ -30,10 +32,14 @@ public final class RowCursor: Cursor {
         columnCount = layout.names.count
         connection = statement.connection
         self.finished = finished
+        statement.isStepping = !finished
     }
 
     deinit {
-        if !finished { sqlite3_reset(handle) }
+        if !finished {
+            sqlite3_reset(handle)
+            statement.isStepping = false
+        }
     }
 
     /// The names of the result columns.

@@ -1,4 +1,5 @@
 import CSQLCipher
+import Foundation
 
 /// What DBCrypt needs to know of SQL text without compiling it: whether a
 /// tail holds no statement, where a statement that failed to compile ends,
@@ -72,5 +73,57 @@ enum SQLText {
             if sqlite3_complete(candidate) != 0 { return index + 1 }
         }
         return bytes.count
+    }
+
+    /// Whether a statement whose first keyword is `keyword` may hold a key
+    /// in a string or blob literal (`ATTACH ... KEY 'secret'`, `PRAGMA key = 'secret'`).
+    static func mayHoldKey(keyword: String) -> Bool {
+        keyword == "ATTACH" || keyword == "PRAGMA"
+    }
+
+    /// `bytes` as text with every string literal replaced by `'<redacted>'`
+    /// (a blob literal `x'..'` becomes `x'<redacted>'`): how a statement that
+    /// may hold a key is quoted in errors. Comments and quoted names are
+    /// kept as they are; an unterminated literal is redacted to the end.
+    static func redactingLiterals(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        func copy(until closing: UInt8) {
+            output.append(bytes[index])
+            index += 1
+            while index < bytes.count {
+                output.append(bytes[index])
+                index += 1
+                if bytes[index - 1] == closing { return }
+            }
+        }
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "'"):
+                index += 1
+                while index < bytes.count {
+                    if bytes[index] == UInt8(ascii: "'") {
+                        if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "'") { index += 2; continue }
+                        break
+                    }
+                    index += 1
+                }
+                index += 1
+                output.append(contentsOf: "'<redacted>'".utf8)
+            case UInt8(ascii: "\""): copy(until: UInt8(ascii: "\""))
+            case UInt8(ascii: "`"): copy(until: UInt8(ascii: "`"))
+            case UInt8(ascii: "["): copy(until: UInt8(ascii: "]"))
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"),
+                 UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                let end = skipSpaceAndComments(bytes, from: index)
+                output.append(contentsOf: bytes[index..<end])
+                index = end
+            default:
+                output.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

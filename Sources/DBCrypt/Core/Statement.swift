@@ -11,7 +11,9 @@ import Foundation
 /// A statement belongs to the connection that prepared it and, like it, is
 /// used from one thread at a time.
 public final class Statement {
-    /// The SQL text, as given.
+    /// The SQL text, as given, trimmed; in ATTACH and PRAGMA statements,
+    /// which may hold a key, string literals read `'<redacted>'`. Errors
+    /// quote it.
     public let sql: String
     let connection: Connection
     @usableFromInline let handle: OpaquePointer
@@ -25,6 +27,9 @@ public final class Statement {
     private let parameterCount: Int
     /// When a statement cache last handed the statement out.
     var lastUse: UInt64 = 0
+    /// Whether a cursor holds the statement, stepped or not yet: a cache must
+    /// not hand it out again (rebinding it would change the cursor's rows).
+    var isStepping = false
 
     init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false) {
         self.connection = connection
@@ -52,9 +57,13 @@ public final class Statement {
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
             let end = buffer.count - 1
             let text = UnsafeBufferPointer(rebasing: buffer[0..<end])
-            func quote(_ range: Range<Int>) -> String {
-                String(decoding: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            // How a statement is quoted in errors: as written, except that
+            // literals are redacted where they may be keys.
+            func quote(_ range: Range<Int>) -> (sql: String, keyword: String) {
+                let bytes = UnsafeBufferPointer(rebasing: text[range])
+                let keyword = SQLText.firstKeyword(bytes)
+                if SQLText.mayHoldKey(keyword: keyword) { return (SQLText.redactingLiterals(bytes), keyword) }
+                return (String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), keyword)
             }
             var offset = 0
             var isFirst = true
@@ -69,16 +78,16 @@ public final class Statement {
                     // SQLite's tail stops at the error: quote the whole statement.
                     let rest = UnsafeBufferPointer(rebasing: text[offset...])
                     throw DatabaseError.fromConnection(
-                        db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)))
+                        db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)).sql)
                 }
                 let next = tail.map { $0 - base } ?? end
                 defer { offset = next }
                 guard let statementHandle else { continue }
                 let isOnly = isFirst && SQLText.isBlank(UnsafeBufferPointer(rebasing: text[next...]))
                 isFirst = false
-                let statementText = UnsafeBufferPointer(rebasing: text[offset..<next])
-                try body(Statement(connection: connection, sql: quote(offset..<next), handle: statementHandle,
-                                   isAttach: SQLText.firstKeyword(statementText) == "ATTACH"), isOnly)
+                let (quoted, keyword) = quote(offset..<next)
+                try body(Statement(connection: connection, sql: quoted, handle: statementHandle,
+                                   isAttach: keyword == "ATTACH"), isOnly)
             }
         }
     }

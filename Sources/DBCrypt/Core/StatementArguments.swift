@@ -67,7 +67,9 @@ public struct StatementArguments: Sendable, ExpressibleByArrayLiteral, Expressib
             return try value.databaseValue
         } catch let failure {
             if error == nil {
-                error = failure as? DatabaseError ?? .invalidArguments(reason: "a value cannot be stored: \(failure)", sql: nil)
+                // Only the types: the failure's own text may quote the value.
+                error = failure as? DatabaseError ?? .invalidArguments(
+                    reason: "a \(type(of: value)) cannot be stored (\(type(of: failure)))", sql: nil)
             }
             return .null
         }

@@ -17,16 +17,42 @@ private let attachLock = NSLock()
 extension Connection {
     /// Runs `step` (which steps an ATTACH statement) with the connection's
     /// cipher settings, then, when they do not open an existing file, with
-    /// the other standard format's.
+    /// the other standard format's. A new (empty) file attached with a key
+    /// gets its header and salt at once, as ``Connection/writeHeaderOfNewFile()``
+    /// gives a main database's; when another connection wrote it first, with
+    /// another salt, the ATTACH is run once more against that header.
     ///
     /// - throws: what `step` throws with the last settings tried.
     func runAttach(_ step: () throws -> Void) throws {
+        let before = try attachedSchemas()
         do {
             try attaching(attachSettings, step)
         } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
             guard let library, library.formats.contains(attachSettings.format.other) else { throw error }
             try attaching(attachSettings.fallback, step)
         }
+        for schema in try attachedSchemas().subtracting(before) {
+            let name = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            guard try firstValue("PRAGMA \(name).page_count") == .integer(0) else { continue }
+            do {
+                try run("BEGIN IMMEDIATE; SELECT count(*) FROM \(name).sqlite_master; COMMIT")
+            } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
+                try? run("ROLLBACK")
+                try run("DETACH DATABASE \(name)")
+                try attaching(attachSettings, step)
+            }
+        }
+    }
+
+    /// The names of the attached databases (`main` and `temp` aside).
+    private func attachedSchemas() throws -> Set<String> {
+        var names: Set<String> = []
+        try Statement.forEach(in: "PRAGMA database_list", on: self) { statement, _ in
+            while try statement.step() {
+                if case let .text(name) = statement.value(at: 1), name != "main", name != "temp" { names.insert(name) }
+            }
+        }
+        return names
     }
 
     /// Runs `body`, which attaches a database, so that a codec it creates

@@ -97,7 +97,10 @@ struct SiblingFile {
     static func availableBytes(near path: String) -> Int64? {
         var info = statvfs()
         guard statvfs(directory(of: path), &info) == 0 else { return nil }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        // Some network and FUSE file systems report huge counts: cap, never trap.
+        guard let blocks = Int64(exactly: info.f_bavail), let size = Int64(exactly: info.f_frsize) else { return .max }
+        let (bytes, overflow) = blocks.multipliedReportingOverflow(by: size)
+        return overflow ? .max : bytes
     }
 
     /// The size in bytes of the file at `path`, or 0 when there is none.

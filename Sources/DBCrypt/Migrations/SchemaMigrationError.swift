@@ -20,6 +20,9 @@ public enum SchemaMigrationError: Error, Equatable, CustomStringConvertible, Loc
     case unreadableDirectory(path: String, reason: String)
     /// A migration failed and was rolled back; the ones before it stay applied.
     case failed(Int, name: String, error: String)
+    /// ``SchemaMigrator/migrate(_:upTo:)-(Database,_)`` was called inside a
+    /// transaction, where foreign key enforcement cannot be turned off.
+    case insideTransaction
 
     /// One sentence that names the migration or file and what to do.
     public var description: String {
@@ -38,6 +41,8 @@ public enum SchemaMigrationError: Error, Equatable, CustomStringConvertible, Loc
             return "Cannot read the migrations directory \(path): \(reason)."
         case let .failed(number, name, error):
             return "Migration \(number) (\(name)) failed and was rolled back: \(error)"
+        case .insideTransaction:
+            return "Migrations cannot run inside a transaction: call migrate outside inTransaction or write, for example through the queue's writeWithoutTransaction."
         }
     }
 

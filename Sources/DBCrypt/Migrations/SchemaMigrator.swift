@@ -29,7 +29,9 @@ import Foundation
 /// had enforcement on, `PRAGMA foreign_key_check` runs before each commit and
 /// a migration that leaves a broken reference is rolled back. A migration
 /// that cannot run in a transaction (`VACUUM`) says so: in code with
-/// `inTransaction: false`, in a file with a first line `-- dbcrypt: no-transaction`.
+/// `inTransaction: false`, in a file with a first line `-- dbcrypt: no-transaction`;
+/// only its record is then written in a transaction, and what it did before
+/// failing stays done.
 ///
 /// An app that versioned its schema by hand with `PRAGMA user_version`
 /// adopts the migrator with ``baselineFromUserVersion``.
@@ -165,15 +167,18 @@ public struct SchemaMigrator {
 
     /// Applies the pending migrations in order (up to and including `upTo`
     /// when given), each in its own transaction, and returns those it applied.
-    /// Must not be called inside a transaction: foreign key enforcement can
+    /// It runs outside any transaction, because foreign key enforcement can
     /// only be turned off outside one.
     ///
-    /// - throws: a ``SchemaMigrationError`` refusal before anything changes;
+    /// - throws: a ``SchemaMigrationError`` refusal before anything changes
+    ///   (``SchemaMigrationError/insideTransaction`` when called inside one);
     ///   ``SchemaMigrationError/failed(_:name:error:)`` when a migration fails
-    ///   or leaves a broken foreign key (it is rolled back; the ones before it
-    ///   stay applied); or a ``DatabaseError``.
+    ///   or leaves a broken foreign key: it is rolled back, except for what a
+    ///   migration that runs outside a transaction did before it failed; the
+    ///   ones before it stay applied. Or a ``DatabaseError``.
     @discardableResult
     public func migrate(_ db: Database, upTo last: Int? = nil) throws -> [Migration] {
+        guard !db.isInsideTransaction else { throw SchemaMigrationError.insideTransaction }
         var applied = try check(db)
         if baselineFromUserVersion && applied.isEmpty {
             applied = try adoptUserVersion(db)
