@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `dbcrypt`: encrypt, decrypt, re-key, check and query SQLCipher databases.
 @main
@@ -23,4 +24,12 @@ struct DBCryptCommand: ParsableCommand {
             """,
         subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self]
     )
+
+    /// Runs the command line. A file-size limit (`ulimit -f`) must not kill
+    /// the process silently mid-write: with SIGXFSZ ignored, the write fails
+    /// with EFBIG, the routine cleans up, and the error says what happened.
+    static func main() {
+        signal(SIGXFSZ, SIG_IGN)
+        main(nil)
+    }
 }

@@ -5,18 +5,20 @@ import Foundation
 /// a passphrase from a raw key. Nothing here ever prints a key.
 enum KeyInput {
     /// The key from the environment variable or file given, else asked on the
-    /// terminal (twice when `confirm`); `hint` names the options in the
-    /// "no key given" error.
-    static func read(environment: String?, file: String?, prompt: String, confirm: Bool, hint: String) throws -> DatabaseKey {
-        if let environment { return try fromEnvironment(environment) }
+    /// terminal (twice when `confirm`). `options` names the two options
+    /// (`--key-env`, `--key-file`, or the new key's) in errors.
+    static func read(environment: String?, file: String?, prompt: String, confirm: Bool,
+                     options: (environment: String, file: String)) throws -> DatabaseKey {
+        if let environment { return try fromEnvironment(environment, otherwise: options.file) }
         if let file { return try fromFile(file) }
-        return try self.prompt(prompt, confirm: confirm, hint: hint)
+        return try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)")
     }
 
-    /// The key in the environment variable `name`.
-    static func fromEnvironment(_ name: String) throws -> DatabaseKey {
+    /// The key in the environment variable `name`; `fileOption` is the option
+    /// to suggest instead when it is not set.
+    static func fromEnvironment(_ name: String, otherwise fileOption: String) throws -> DatabaseKey {
         guard let value = ProcessInfo.processInfo.environment[name] else {
-            throw CLIError("The environment variable \(name) is not set: put the key in it, or use --key-file.")
+            throw CLIError("The environment variable \(name) is not set: put the key in it, or use \(fileOption).")
         }
         return try parse(Array(value.utf8), source: "the environment variable \(name)")
     }

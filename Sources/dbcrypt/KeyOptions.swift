@@ -22,7 +22,7 @@ struct KeyOptions: ParsableArguments {
     /// (twice when `confirm`). Throws "no key given" when there is no terminal.
     func key(prompt: String, confirm: Bool = false) throws -> DatabaseKey {
         try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: confirm,
-                          hint: "--key-env or --key-file")
+                          options: ("--key-env", "--key-file"))
     }
 
     /// The key of the database at `path`, whose header says `format`: the
@@ -53,7 +53,7 @@ struct NewKeyOptions: ParsableArguments {
     /// The new key, from the variable or file, else asked twice on the terminal.
     func key(prompt: String) throws -> DatabaseKey {
         try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: true,
-                          hint: "--new-key-env or --new-key-file")
+                          options: ("--new-key-env", "--new-key-file"))
     }
 }
 

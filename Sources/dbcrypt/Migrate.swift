@@ -21,7 +21,7 @@ struct Migrate: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write the encrypted database here instead.", valueName: "PATH"))
     var output: String?
 
-    @Flag(help: "Replace --output if it exists.")
+    @Flag(help: "Replace --output if it exists; in place, replace a file that has other names (hard links), which keep the plaintext.")
     var force = false
 
     @OptionGroup var key: KeyOptions
@@ -35,6 +35,7 @@ struct Migrate: ParsableCommand {
             let newKey = try key.key(prompt: "New key for \(database): ", confirm: true)
             var options = ExportOptions()
             options.replaceExisting = force
+            options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
             if let output {
                 try DatabaseEncryption.encrypt(database, to: output, key: newKey, cipher: cipher.settings, options: options)

@@ -18,6 +18,9 @@ struct Rekey: ParsableCommand {
     @Argument(help: "The encrypted database.")
     var database: String
 
+    @Flag(help: "Re-key a file that has other names (hard links), which keep the old key.")
+    var force = false
+
     @OptionGroup var key: KeyOptions
     @OptionGroup var newKey: NewKeyOptions
     @OptionGroup(title: "New cipher settings") var cipher: CipherOptions
@@ -32,6 +35,7 @@ struct Rekey: ParsableCommand {
             _ = try Database(path: database, key: currentKey, options: readOnly)
             let replacement = try newKey.key(prompt: "New key for \(database): ")
             var options = ExportOptions()
+            options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Re-keying", pageSize: cipher.settings.effectivePageSize)
             try DatabaseEncryption.changeKey(
                 database, from: currentKey, to: replacement, newCipher: cipher.isGiven ? cipher.settings : nil, options: options)

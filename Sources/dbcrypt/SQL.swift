@@ -9,8 +9,9 @@ struct SQL: ParsableCommand {
         discussion: """
             Statements separated by semicolons run in order. Rows print as an aligned table, \
             or as JSON (an array of objects per statement; blobs in base64) or CSV (a header \
-            line, then one line per row; blobs in base64) on request. A database that does \
-            not exist is created: encrypted when a key is given, plaintext otherwise.
+            line, then one line per row; blobs in base64) on request. The database must \
+            exist, unless --create says to make it: encrypted when a key is given, plaintext \
+            otherwise.
 
             Example:
               dbcrypt sql app.db --key-env APP_KEY "SELECT id, title FROM notes LIMIT 5"
@@ -29,6 +30,9 @@ struct SQL: ParsableCommand {
     @Flag(help: "Print rows as CSV.")
     var csv = false
 
+    @Flag(help: "Create the database if it does not exist.")
+    var create = false
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
@@ -38,10 +42,10 @@ struct SQL: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let format = try FileFormat.detect(at: database)
+            let format = try create ? FileFormat.detect(at: database) : requireDatabaseFile(database)
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
-            options.create = true
+            options.create = create
             let db = try Database(path: database, key: databaseKey, options: options)
             let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
             try db.executeScript(sql) { cursor in try output.print(cursor) }

@@ -6,7 +6,7 @@ import XCTest
 final class DatabaseEncryptionLimitsTests: XCTestCase {
     let key = "limits key"
 
-    func testDiskFullLeavesTheSourceByteIdenticalAndNoTemporary() throws {
+    func testAFileSizeLimitLeavesTheSourceByteIdenticalAndNoTemporary() throws {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try EncryptionFixture.create(at: path, rows: 20_000)
@@ -20,7 +20,7 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
 
         XCTAssertEqual(child.terminationStatus, 1)
-        XCTAssertTrue(message.contains("disk filled up"), message)
+        XCTAssertTrue(message.contains("file-size limit (ulimit -f)"), message)
         XCTAssertFalse(message.contains(key))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
         XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])

@@ -22,14 +22,21 @@ let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPat
     .appendingPathComponent("dbcrypt").path
 
 /// Runs `dbcrypt` with `arguments`, `environment` added to this process's,
-/// and no terminal (standard input is empty). Checks that no secret appears
+/// and no terminal (standard input is empty); as `user` when given (which
+/// needs root). Checks that no secret appears
 /// in the arguments or in anything printed.
 @discardableResult
 func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
-             file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+             as user: uid_t? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Run {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: dbcryptPath)
-    process.arguments = arguments
+    if let user {
+        // setpriv (util-linux) runs it as another user, with that user's group and no others.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", dbcryptPath] + arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: dbcryptPath)
+        process.arguments = arguments
+    }
     if let directory { process.currentDirectoryURL = directory }
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }

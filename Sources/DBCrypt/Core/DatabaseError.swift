@@ -63,6 +63,20 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// The new database did not match the source when checked, so it was
     /// discarded and nothing was changed.
     case verificationFailed(path: String, reason: String)
+    /// The output of a routine is its input: the same path, a link to it, or
+    /// the same file by another name. Refused whatever the options say.
+    case destinationIsSource(path: String)
+    /// An in-place routine was asked to replace a file that has other names
+    /// (hard links), which would keep the old content.
+    case hardLinked(path: String, links: Int)
+    /// The new copy of a file replaced in place could not be given the
+    /// file's owner and group, so the file was left as it was.
+    case ownershipNotKept(path: String)
+    /// A source without write access has changes in its write-ahead log that
+    /// are not in the file yet, and reading them needs write access.
+    case uncheckpointedReadOnlySource(path: String)
+    /// A file-size limit (`ulimit -f`) stopped the routine while it wrote.
+    case fileSizeLimit(path: String)
 
     // MARK: - Using a connection
 
@@ -99,7 +113,10 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .wrongKeyOrNotADatabase, .keyRequired: return SQLITE_NOTADB
         case .fileNotFound, .isDirectory, .cannotOpen: return SQLITE_CANTOPEN
         case .databaseInUse: return SQLITE_BUSY
-        case .diskFull, .insufficientSpace: return SQLITE_FULL
+        case .diskFull, .insufficientSpace, .fileSizeLimit: return SQLITE_FULL
+        case .hardLinked, .destinationIsSource: return SQLITE_MISUSE
+        case .ownershipNotKept: return SQLITE_PERM
+        case .uncheckpointedReadOnlySource: return SQLITE_READONLY
         case .cancelled: return SQLITE_INTERRUPT
         case .verificationFailed: return SQLITE_CORRUPT
         case .permissionDenied: return SQLITE_PERM
@@ -158,6 +175,16 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "The operation was cancelled: nothing was changed."
         case let .verificationFailed(path, reason):
             return "The new copy of \(path) did not match it (\(reason)), so it was discarded and nothing was changed."
+        case let .destinationIsSource(path):
+            return "The output \(path) is the input database itself (the same file, by this or another name): choose another output."
+        case let .hardLinked(path, links):
+            return "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or force the change to accept that."
+        case let .ownershipNotKept(path):
+            return "The new copy of \(path) cannot be given the file's owner and group, so nothing was changed: run this as the file's owner or as root."
+        case let .uncheckpointedReadOnlySource(path):
+            return "\(path) has changes in its write-ahead log (\(path)-wal) that are not in the file yet, and reading them needs write access: open it once with write access to fold them in, then try again."
+        case let .fileSizeLimit(path):
+            return "A file-size limit (ulimit -f) stopped writing beside \(path): nothing was changed; raise the limit and try again."
         case .rekeyNotEncrypted:
             return "The database is not encrypted, and changing its key would leave it plaintext: encrypt it with the encryption routines first."
         case .connectionClosed:

@@ -12,7 +12,12 @@
 /// Every routine writes the new database to a sibling file, checks it, and
 /// renames it over the destination: killed at any instant, the destination
 /// holds either what it held before or the complete new database, and the
-/// source is never modified. Keys go to SQLCipher through `sqlite3_key_v2`
+/// source is never modified. The path named is the file meant: in-place
+/// routines work on a symbolic link's target and keep its owner, group and
+/// mode; a file with other hard links is refused unless
+/// ``ExportOptions/replaceHardLinkedFile`` says otherwise; an output that is
+/// the input, by any name, is refused; a source this process may only read
+/// is read under a shared lock. Keys go to SQLCipher through `sqlite3_key_v2`
 /// and bound `ATTACH ... KEY ?` parameters, never through SQL text.
 /// Temporaries left by an interrupted run are removed by the next one.
 public enum DatabaseEncryption {
@@ -22,6 +27,8 @@ public enum DatabaseEncryption {
     ///   SQLCipher 4's); a file in a standard format opens later with just its key.
     /// - throws: ``DatabaseError/fileNotFound(path:)`` when `source` is missing,
     ///   ``DatabaseError/sourceNotPlaintext(path:)``, ``DatabaseError/destinationExists(path:)``,
+    ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/uncheckpointedReadOnlySource(path:)``,
+    ///   ``DatabaseError/fileSizeLimit(path:)``,
     ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
     ///   ``DatabaseError/databaseInUse(path:)``, ``DatabaseError/insufficientSpace(path:needed:available:)``,
     ///   ``DatabaseError/diskFull(path:)``, ``DatabaseError/cancelled``,
@@ -34,7 +41,7 @@ public enum DatabaseEncryption {
         try requireKey(key)
         try Export(
             sourcePath: source, sourceKey: nil, sourceCipher: .sqlcipher4,
-            destinationPath: destination, destinationKey: key, destinationCipher: cipher, options: options
+            destinationPath: destination, destinationKey: key, destinationCipher: cipher, options: options, inPlace: false
         ).run()
     }
 
@@ -51,19 +58,26 @@ public enum DatabaseEncryption {
         try requireEncrypted(source)
         try Export(
             sourcePath: source, sourceKey: key, sourceCipher: cipher,
-            destinationPath: destination, destinationKey: nil, destinationCipher: .sqlcipher4, options: options
+            destinationPath: destination, destinationKey: nil, destinationCipher: .sqlcipher4, options: options, inPlace: false
         ).run()
     }
 
-    /// Encrypts the plaintext database at `path` in place, atomically.
+    /// Encrypts the plaintext database at `path` in place, atomically; through
+    /// a symbolic link, its target, whose owner, group and mode it keeps.
     ///
-    /// - throws: the errors of ``encrypt(_:to:key:cipher:options:)``.
+    /// - throws: ``DatabaseError/hardLinked(path:links:)``, ``DatabaseError/ownershipNotKept(path:)``,
+    ///   ``DatabaseError/permissionDenied(path:)`` when the file may not be
+    ///   written, and the errors of ``encrypt(_:to:key:cipher:options:)``.
     public static func migrateInPlace(
         _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         options: ExportOptions = ExportOptions()
     ) throws {
-        // The same export, onto its own path: the engine replaces the file in place.
-        try encrypt(path, to: path, key: key, cipher: cipher, options: options)
+        try requirePlaintext(path)
+        try requireKey(key)
+        try Export(
+            sourcePath: path, sourceKey: nil, sourceCipher: .sqlcipher4,
+            destinationPath: path, destinationKey: key, destinationCipher: cipher, options: options, inPlace: true
+        ).run()
     }
 
     /// Re-encrypts the database at `path` with a new key (and, optionally, new
@@ -83,7 +97,7 @@ public enum DatabaseEncryption {
         try requireKey(newKey)
         try Export(
             sourcePath: path, sourceKey: key, sourceCipher: cipher,
-            destinationPath: path, destinationKey: newKey, destinationCipher: newCipher, options: options
+            destinationPath: path, destinationKey: newKey, destinationCipher: newCipher, options: options, inPlace: true
         ).run()
     }
 

@@ -35,12 +35,39 @@ struct Export {
     /// The new file's settings; nil keeps the source's (the settings that opened it).
     var destinationCipher: CipherSettings?
     var options: ExportOptions
+    /// Whether the routine replaces its own source (migrate in place, change
+    /// key); otherwise the destination must be another file.
+    var inPlace: Bool
 
     static let target = "dbcrypt_target"
 
-    private var inPlace: Bool { destinationPath == sourcePath }
-
     func run() throws {
+        var job = self
+        try job.resolvePaths()
+        try job.export()
+    }
+
+    /// Makes the paths name the files the user means: an in-place routine
+    /// works on a symbolic link's target, which it may write and which has no
+    /// other names (unless allowed); an existing destination that is a link
+    /// is its target, and it must not be the source by any name.
+    private mutating func resolvePaths() throws {
+        if inPlace {
+            let target = try FilePaths.target(of: sourcePath)
+            guard access(target, W_OK) == 0 else { throw DatabaseError.permissionDenied(path: target) }
+            let links = FilePaths.linkCount(of: target)
+            if links > 1 && !options.replaceHardLinkedFile { throw DatabaseError.hardLinked(path: sourcePath, links: links) }
+            sourcePath = target
+            destinationPath = target
+        } else {
+            destinationPath = try FilePaths.existingTarget(of: destinationPath)
+            if FilePaths.isSameFile(sourcePath, destinationPath) {
+                throw DatabaseError.destinationIsSource(path: destinationPath)
+            }
+        }
+    }
+
+    private func export() throws {
         let library = try CipherInfo.linked()
         try checkDestination()
         SiblingFile.removeAbandoned(beside: destinationPath)
@@ -59,6 +86,7 @@ struct Export {
         let sibling = try SiblingFile.create(beside: destinationPath)
         var replaced = false
         defer { if !replaced { sibling.remove() } }
+        if inPlace { try sibling.adoptOwnerAndMode(of: destinationPath) }
 
         let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
         try write(from: source, to: sibling, key: writingKey, cipher: cipher, facts: facts, library: library, progress: progress)
@@ -112,12 +140,28 @@ struct Export {
     }
 
     /// Opens the source with an exclusive lock held until it is closed, and
-    /// empties its WAL into the main file.
+    /// empties its WAL into the main file. A source this process may only
+    /// read is opened read-only, and its WAL must be empty; the export reads
+    /// it in one transaction (a shared lock), and a change another connection
+    /// made before that fails the check of the new file.
     private func openSource() throws -> Database {
         var sourceOptions = Database.Options()
         sourceOptions.create = false
         sourceOptions.cipher = sourceCipher
         sourceOptions.busyTimeout = options.busyTimeout
+        if !inPlace && access(sourcePath, W_OK) != 0 {
+            guard SiblingFile.size(of: sourcePath + "-wal") == 0 else {
+                throw DatabaseError.uncheckpointedReadOnlySource(path: sourcePath)
+            }
+            // Not SQLITE_OPEN_READONLY, which would make the attached new file
+            // read-only too: SQLite opens a file it may not write read-only
+            // by itself, and the main database alone is then read-only.
+            do {
+                return try Database(path: sourcePath, key: sourceKey, options: sourceOptions)
+            } catch let error as DatabaseError where error.resultCode == SQLITE_BUSY || error.resultCode == SQLITE_LOCKED {
+                throw DatabaseError.databaseInUse(path: sourcePath)
+            }
+        }
         sourceOptions.lockExclusively = true
         do {
             let source = try Database(path: sourcePath, key: sourceKey, options: sourceOptions)
@@ -170,7 +214,9 @@ struct Export {
         defer { sqlite3_progress_handler(handle, 0, nil, nil) }
 
         do {
-            try connection.run("BEGIN EXCLUSIVE")
+            // A read-only source cannot take an exclusive lock: a shared one
+            // keeps writers out for the export.
+            try connection.run(sqlite3_db_readonly(handle, "main") == 1 ? "BEGIN DEFERRED" : "BEGIN EXCLUSIVE")
             _ = try connection.firstValue("SELECT sqlcipher_export('\(target)')")
             try connection.run("""
                 PRAGMA \(target).user_version = \(facts.userVersion);
@@ -211,11 +257,16 @@ struct Export {
     /// Cancellation, a full disk and a file-size limit get their own errors.
     private func translate(_ error: Error, systemError: Int32) -> Error {
         if options.cancellation?.isCancelled == true { return DatabaseError.cancelled }
-        if [ENOSPC, EFBIG, EDQUOT].contains(systemError) { return DatabaseError.diskFull(path: destinationPath) }
+        if systemError == EFBIG { return DatabaseError.fileSizeLimit(path: destinationPath) }
+        if [ENOSPC, EDQUOT].contains(systemError) { return DatabaseError.diskFull(path: destinationPath) }
         guard let error = error as? DatabaseError else { return error }
-        switch error.resultCode {
-        case SQLITE_INTERRUPT: return DatabaseError.cancelled
-        case SQLITE_FULL: return DatabaseError.diskFull(path: destinationPath)
+        switch error {
+        case _ where error.resultCode == SQLITE_INTERRUPT: return DatabaseError.cancelled
+        case _ where error.resultCode == SQLITE_FULL: return DatabaseError.diskFull(path: destinationPath)
+        // sqlcipher_export reports a failed write as SQLITE_ERROR with
+        // SQLite's sentence for SQLITE_FULL, and errno is not always kept.
+        case let .sqlite(_, message, _) where message.contains(String(cString: sqlite3_errstr(SQLITE_FULL))):
+            return DatabaseError.diskFull(path: destinationPath)
         default: return error
         }
     }

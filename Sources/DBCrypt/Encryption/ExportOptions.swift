@@ -13,6 +13,10 @@ public struct ExportOptions: Sendable {
     /// Replace a destination that already exists. Default: false, and the
     /// routine refuses. In-place routines always replace their own file.
     public var replaceExisting = false
+    /// Let an in-place routine replace a file that has other names (hard
+    /// links): those names keep the old content (plaintext, or the old key).
+    /// Default: false, and the routine refuses with ``DatabaseError/hardLinked(path:links:)``.
+    public var replaceHardLinkedFile = false
     /// Called with the work done so far, at least every 100 ms while there
     /// is progress to report, and once with `completed == total` at the end.
     /// Called on the routine's thread.

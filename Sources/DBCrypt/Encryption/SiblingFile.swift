@@ -41,6 +41,23 @@ struct SiblingFile {
         return SiblingFile(path: path, destination: destination)
     }
 
+    /// Gives the temporary file the owner, group and permission bits of the
+    /// file it will replace, so that whoever could open that file can open
+    /// the new one, and no one else.
+    ///
+    /// - throws: ``DatabaseError/ownershipNotKept(path:)`` when this process
+    ///   may not give it that owner or group.
+    func adoptOwnerAndMode(of original: String) throws {
+        var info = stat()
+        guard stat(original, &info) == 0 else { return }
+        if info.st_uid != geteuid() || info.st_gid != getegid() {
+            guard chown(path, info.st_uid, info.st_gid) == 0 else { throw DatabaseError.ownershipNotKept(path: original) }
+        }
+        guard chmod(path, info.st_mode & 0o777) == 0 else {
+            throw DatabaseError.cannotOpen(path: path, reason: "setting its mode failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// Removes the temporary database and any journal SQLite left beside it.
     func remove() {
         for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }

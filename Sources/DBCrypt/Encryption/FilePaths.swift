@@ -1,0 +1,47 @@
+import Foundation
+
+/// Which file a path names: through symbolic links, by identity (device and
+/// inode), and by how many names it has.
+enum FilePaths {
+    /// The path of the file `path` names, every symbolic link resolved.
+    ///
+    /// - throws: ``DatabaseError/fileNotFound(path:)`` when it names no file
+    ///   (a dangling link included), ``DatabaseError/cannotOpen(path:reason:)``.
+    static func target(of path: String) throws -> String {
+        guard let resolved = realpath(path, nil) else {
+            let code = errno
+            if code == ENOENT { throw DatabaseError.fileNotFound(path: path) }
+            throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `path` itself when nothing is there, else the file it names.
+    ///
+    /// - throws: ``DatabaseError/cannotOpen(path:reason:)`` for a symbolic link
+    ///   to nothing, which a new file would replace instead of filling.
+    static func existingTarget(of path: String) throws -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return path }
+        guard (info.st_mode & S_IFMT) == S_IFLNK else { return path }
+        guard stat(path, &info) == 0 else {
+            throw DatabaseError.cannotOpen(path: path, reason: "it is a symbolic link to a file that does not exist")
+        }
+        return try target(of: path)
+    }
+
+    /// Whether both paths name one existing file.
+    static func isSameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
+    /// How many names (hard links) the file at `path` has; 1 when unknown.
+    static func linkCount(of path: String) -> Int {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 1 }
+        return Int(clamping: info.st_nlink)
+    }
+}

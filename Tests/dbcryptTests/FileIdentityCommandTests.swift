@@ -1,0 +1,147 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// The path a user names is the file they mean: links, hard links, an output
+/// that is the input, read-only sources, owners and modes.
+final class FileIdentityCommandTests: XCTestCase {
+    var dir: URL!
+
+    override func setUpWithError() throws {
+        dir = try makeTemporaryDirectory(self)
+    }
+
+    private func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    private func isEncrypted(_ path: String) throws -> Bool { try FileFormat.detect(at: path) == .notPlaintext }
+
+    private func mode(_ path: String) -> (uid: uid_t, gid: gid_t, mode: mode_t) {
+        var info = stat()
+        _ = stat(path, &info)
+        return (info.st_uid, info.st_gid, info.st_mode & 0o7777)
+    }
+
+    func testInPlaceRoutinesWorkOnASymbolicLinksTarget() throws {
+        try makePlaintextDatabase(path("real.db"))
+        XCTAssertEqual(symlink("real.db", path("app.db")), 0)
+        let migrated = try dbcrypt(["migrate", path("app.db"), "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(migrated.status, 0, migrated.stderr)
+        XCTAssertTrue(try isEncrypted(path("real.db")), "the link's target is the file encrypted")
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: path("app.db")), "real.db", "the link stays a link")
+
+        let rekeyed = try dbcrypt(["rekey", path("app.db"), "--key-env", "KEY", "--new-key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)
+        XCTAssertNoThrow(try Database(path: path("real.db"), key: .passphrase(otherPassphrase)))
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: path("app.db")), "real.db")
+    }
+
+    func testAFileWithOtherHardLinksIsRefusedUnlessForced() throws {
+        try makePlaintextDatabase(path("app.db"))
+        XCTAssertEqual(link(path("app.db"), path("backup-name.db")), 0)
+        let before = try contents(path("app.db"))
+        let refused = try dbcrypt(["migrate", path("app.db"), "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("1 other name(s) (hard links)"), refused.stderr)
+        XCTAssertEqual(try contents(path("app.db")), before)
+
+        let forced = try dbcrypt(["migrate", path("app.db"), "--key-env", "KEY", "--force"], environment: keyEnvironment)
+        XCTAssertEqual(forced.status, 0, forced.stderr)
+        XCTAssertTrue(try isEncrypted(path("app.db")))
+        XCTAssertFalse(try isEncrypted(path("backup-name.db")), "--force accepted that the other name keeps the old content")
+
+        XCTAssertEqual(link(path("app.db"), path("third-name.db")), 0)
+        let rekey = try dbcrypt(["rekey", path("app.db"), "--key-env", "KEY", "--new-key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(rekey.status, 1)
+        XCTAssertTrue(rekey.stderr.contains("hard links"), rekey.stderr)
+    }
+
+    func testAnOutputThatIsTheInputIsRefusedEvenWithForce() throws {
+        try makePlaintextDatabase(path("plain.db"))
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertEqual(symlink(path("e.db"), path("link-to-e.db")), 0)
+        XCTAssertEqual(link(path("e.db"), path("hard-e.db")), 0)
+        XCTAssertEqual(symlink(path("plain.db"), path("link-to-plain.db")), 0)
+        let before = try contents(path("e.db"))
+        for output in [path("e.db"), path("link-to-e.db"), path("hard-e.db"), dir.path + "/./e.db"] {
+            for force in [[], ["--force"]] {
+                let run = try dbcrypt(["decrypt", path("e.db"), "-o", output, "--key-env", "KEY"] + force, environment: keyEnvironment)
+                XCTAssertEqual(run.status, 1, output)
+                XCTAssertTrue(run.stderr.contains("is the input database itself"), run.stderr)
+            }
+        }
+        XCTAssertEqual(try contents(path("e.db")), before)
+        let migrate = try dbcrypt(["migrate", path("plain.db"), "-o", path("link-to-plain.db"), "--key-env", "KEY", "--force"],
+                                  environment: keyEnvironment)
+        XCTAssertEqual(migrate.status, 1)
+        XCTAssertFalse(try isEncrypted(path("plain.db")))
+    }
+
+    func testAnInPlaceResultKeepsItsOwnerGroupAndMode() throws {
+        try XCTSkipUnless(geteuid() == 0, "giving a file to another user needs root")
+        try makePlaintextDatabase(path("app.db"))
+        XCTAssertEqual(chown(path("app.db"), 65534, 65534), 0)
+        XCTAssertEqual(chmod(path("app.db"), 0o640), 0)
+        XCTAssertEqual(try dbcrypt(["migrate", path("app.db"), "--key-env", "KEY"], environment: keyEnvironment).status, 0)
+        XCTAssertTrue(try isEncrypted(path("app.db")))
+        XCTAssertTrue(mode(path("app.db")) == (65534, 65534, 0o640), "\(mode(path("app.db")))")
+        XCTAssertEqual(try dbcrypt(["rekey", path("app.db"), "--key-env", "KEY", "--new-key-env", "OTHER"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertTrue(mode(path("app.db")) == (65534, 65534, 0o640), "\(mode(path("app.db")))")
+        // A new export stays private to whoever wrote it.
+        XCTAssertEqual(try dbcrypt(["decrypt", path("app.db"), "-o", path("export.db"), "--key-env", "OTHER"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertEqual(mode(path("export.db")).mode, 0o600)
+    }
+
+    func testASourceThatMayOnlyBeReadIsExported() throws {
+        try XCTSkipUnless(geteuid() == 0, "reading as another user needs root")
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
+        XCTAssertEqual(chmod(out.path, 0o777), 0)
+        XCTAssertEqual(chmod(dir.path, 0o755), 0)
+        try makePlaintextDatabase(path("plain.db"))
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],
+                                   environment: keyEnvironment).status, 0)
+        for file in ["plain.db", "e.db"] { XCTAssertEqual(chmod(path(file), 0o644), 0) }
+        let before = try contents(path("e.db"))
+
+        let decrypted = try dbcrypt(["decrypt", path("e.db"), "-o", out.appendingPathComponent("p.db").path, "--key-env", "KEY"],
+                                    environment: keyEnvironment, as: 65534)
+        XCTAssertEqual(decrypted.status, 0, decrypted.stderr)
+        let migrated = try dbcrypt(["migrate", path("plain.db"), "-o", out.appendingPathComponent("e2.db").path, "--key-env", "KEY"],
+                                   environment: keyEnvironment, as: 65534)
+        XCTAssertEqual(migrated.status, 0, migrated.stderr)
+        XCTAssertEqual(try contents(path("e.db")), before)
+        XCTAssertEqual(try Database(path: out.appendingPathComponent("p.db").path).fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
+
+        // In place needs write access, and says so.
+        let inPlace = try dbcrypt(["rekey", path("e.db"), "--key-env", "KEY", "--new-key-env", "OTHER"], environment: keyEnvironment, as: 65534)
+        XCTAssertEqual(inPlace.status, 1)
+        XCTAssertTrue(inPlace.stderr.contains("Permission denied"), inPlace.stderr)
+
+        // A WAL with changes not yet in the file cannot be read without write access.
+        let wal = try Database(path: path("e.db"), key: .passphrase(passphrase))
+        try wal.execute("PRAGMA journal_mode = WAL; INSERT INTO author(name) VALUES ('only in the WAL')")
+        let walRun = try dbcrypt(["decrypt", path("e.db"), "-o", out.appendingPathComponent("p2.db").path, "--key-env", "KEY"],
+                                 environment: keyEnvironment, as: 65534)
+        wal.close()
+        XCTAssertEqual(walRun.status, 1)
+        XCTAssertTrue(walRun.stderr.contains("write-ahead log"), walRun.stderr)
+    }
+
+    func testSmallerOnes() throws {
+        let sql = try dbcrypt(["sql", path("missing.db"), "SELECT 1"])
+        XCTAssertEqual(sql.status, 1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("missing.db")), "sql does not create a database by default")
+        XCTAssertEqual(try dbcrypt(["sql", path("missing.db"), "--create", "CREATE TABLE t(x)"]).status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("missing.db")))
+
+        try makePlaintextDatabase(path("plain.db"))
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "--key-env", "KEY"], environment: keyEnvironment).status, 0)
+        let unset = try dbcrypt(["rekey", path("plain.db"), "--key-env", "KEY", "--new-key-env", "DBCRYPT_UNSET_VARIABLE"],
+                                environment: keyEnvironment)
+        XCTAssertEqual(unset.status, 1)
+        XCTAssertTrue(unset.stderr.contains("or use --new-key-file"), unset.stderr)
+    }
+}
