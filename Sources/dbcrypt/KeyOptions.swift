@@ -88,4 +88,26 @@ struct CipherOptions: ParsableArguments {
     }
 }
 
+/// The cipher settings `rekey` writes, apart from those of the file as it is.
+struct NewCipherOptions: ParsableArguments {
+    @Option(name: .customLong("new-format"), help: ArgumentHelp("Write sqlcipher4 or sqlcipher3.", valueName: "FORMAT"))
+    var format: CipherSettings.Format?
+
+    @Option(name: .customLong("new-page-size"), help: ArgumentHelp("Write pages of this size in bytes.", valueName: "BYTES"))
+    var pageSize: Int?
+
+    @Option(name: .customLong("new-kdf-iter"), help: ArgumentHelp("Write with this many PBKDF2 iterations.", valueName: "N"))
+    var kdfIterations: Int?
+
+    /// The settings to write: what is given, on top of the new format's
+    /// defaults when a format is given, else on top of `current`; nil when
+    /// nothing is given (the current settings are kept).
+    func settings(current: CipherSettings) -> CipherSettings? {
+        guard format != nil || pageSize != nil || kdfIterations != nil else { return nil }
+        if let format { return CipherSettings(format, pageSize: pageSize, kdfIterations: kdfIterations) }
+        return CipherSettings(current.format, pageSize: pageSize ?? current.pageSize,
+                              kdfIterations: kdfIterations ?? current.kdfIterations)
+    }
+}
+
 extension CipherSettings.Format: ExpressibleByArgument {}

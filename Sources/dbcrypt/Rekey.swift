@@ -8,11 +8,14 @@ struct Rekey: ParsableCommand {
         discussion: """
             The database is re-encrypted into a new file beside it, checked, then renamed over \
             it: killed at any moment, the file opens with the old key or the new one. \
-            --format, --page-size and --kdf-iter set the new settings; without them the \
-            current ones are kept. --format sqlcipher4 converts a SQLCipher 3 file.
+            --format, --page-size and --kdf-iter describe the file as it is, when it is not \
+            in a standard format (as for check); --new-format, --new-page-size and \
+            --new-kdf-iter set what is written, and without them the current settings are \
+            kept. --new-format sqlcipher4 converts a SQLCipher 3 file.
 
             Example:
-              dbcrypt rekey app.db --key-env OLD_KEY --new-key-env NEW_KEY --format sqlcipher4
+              dbcrypt rekey app.db --key-env OLD_KEY --new-key-env NEW_KEY --new-format sqlcipher4
+              dbcrypt rekey odd.db --page-size 8192 --kdf-iter 10000 --key-env OLD_KEY --new-key-env NEW_KEY
             """)
 
     @Argument(help: "The encrypted database.")
@@ -23,22 +26,25 @@ struct Rekey: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
     @OptionGroup var newKey: NewKeyOptions
-    @OptionGroup(title: "New cipher settings") var cipher: CipherOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "New cipher settings") var newCipher: NewCipherOptions
 
     func run() throws {
         try reportingErrors {
             if case .plaintext = try requireDatabaseFile(database) { throw DatabaseError.notEncrypted(path: database) }
             let currentKey = try key.key(prompt: "Current key for \(database): ")
-            // Refuse a wrong current key before asking for a new one.
-            var readOnly = Database.Options()
-            readOnly.readOnly = true
-            _ = try Database(path: database, key: currentKey, options: readOnly)
+            // Refuse a wrong current key before asking for a new one, and
+            // learn the settings that open the file.
+            let opened = try Database(path: database, key: currentKey, options: cipher.databaseOptions(readOnly: true))
+            let current = opened.cipher ?? cipher.settings
+            opened.close()
+            let written = newCipher.settings(current: current)
             let replacement = try newKey.key(prompt: "New key for \(database): ")
             var options = ExportOptions()
             options.replaceHardLinkedFile = force
-            options.progress = ProgressBar.callback(label: "Re-keying", pageSize: cipher.settings.effectivePageSize)
+            options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
             try DatabaseEncryption.changeKey(
-                database, from: currentKey, to: replacement, newCipher: cipher.isGiven ? cipher.settings : nil, options: options)
+                database, from: currentKey, cipher: current, to: replacement, newCipher: written, options: options)
             print("Changed the key of \(database).")
         }
     }

@@ -10,7 +10,7 @@ final class RekeyCommandTests: XCTestCase {
         try makePlaintextDatabase(path)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase), cipher: .sqlcipher3)
 
-        let run = try dbcrypt(["rekey", path, "--key-env", "KEY", "--new-key-env", "OTHER", "--format", "sqlcipher4"],
+        let run = try dbcrypt(["rekey", path, "--key-env", "KEY", "--new-key-env", "OTHER", "--new-format", "sqlcipher4"],
                               environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase)))
@@ -49,5 +49,29 @@ final class RekeyCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 1)
         XCTAssertTrue(run.stderr.contains("No key given: use --new-key-env or --new-key-file"), run.stderr)
         XCTAssertEqual(try contents(path), before)
+    }
+
+    func testAFileWithNonStandardSettingsIsReKeyedWithItsOwnSettingsAndNewOnes() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("odd.db").path
+        try makePlaintextDatabase(path)
+        let odd = CipherSettings(.sqlcipher4, pageSize: 8192, kdfIterations: 10_000)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase), cipher: odd)
+        let settings = ["--page-size", "8192", "--kdf-iter", "10000"]
+        XCTAssertEqual(try dbcrypt(["check", path, "--key-env", "KEY"] + settings, environment: keyEnvironment).status, 0)
+
+        let kept = try dbcrypt(["rekey", path, "--key-env", "KEY", "--new-key-env", "OTHER"] + settings, environment: keyEnvironment)
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        var options = Database.Options()
+        options.cipher = odd
+        XCTAssertEqual(try Database(path: path, key: .passphrase(otherPassphrase), options: options).cipher, odd, "the settings were kept")
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(otherPassphrase)), "a standard format does not open it")
+
+        let changed = try dbcrypt(["rekey", path, "--key-env", "OTHER", "--new-key-env", "KEY", "--new-page-size", "4096",
+                                   "--new-kdf-iter", "256000"] + settings, environment: keyEnvironment)
+        XCTAssertEqual(changed.status, 0, changed.stderr)
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        XCTAssertEqual(db.cipher, .sqlcipher4, "4096-byte pages and 256,000 iterations: the standard format")
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
     }
 }
