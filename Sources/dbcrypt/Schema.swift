@@ -47,6 +47,17 @@ struct Schema: ParsableCommand {
             options.create = true
             let queue = try DatabaseQueue(path: database, key: databaseKey, options: options)
             if status {
+                // The status of a damaged file is not "fine": say it is damaged, as check does.
+                let problems: [String]
+                do {
+                    problems = try queue.inDatabase { db in try db.fetchAll(String.self, "PRAGMA quick_check") }.filter { $0 != "ok" }
+                } catch let error as DatabaseError {
+                    problems = [error.description]
+                }
+                guard problems.isEmpty else {
+                    throw CLIError("\(database) is damaged: \(problems.prefix(3).joined(separator: "; ")) Run dbcrypt check for details.",
+                                   status: ExitStatus.damaged)
+                }
                 for entry in try migrator.status(queue) {
                     print(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
                 }

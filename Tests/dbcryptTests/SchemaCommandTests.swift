@@ -68,4 +68,18 @@ final class SchemaCommandTests: XCTestCase {
         XCTAssertEqual(adopted.status, 0, adopted.stderr)
         XCTAssertEqual(adopted.stdout, "applied 0002_index_titles.sql\n")
     }
+
+    func testStatusOfADamagedDatabaseSaysSoWithExitStatusFour() throws {
+        let path = dir.appendingPathComponent("damaged.db").path
+        XCTAssertEqual(try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        try db.execute("CREATE TABLE filler(x); INSERT INTO filler SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4)")
+        db.close()
+        var bytes = try contents(path)
+        bytes[bytes.count - 200] ^= 0xFF   // the last page: its HMAC no longer matches
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let status = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY", "--status"], environment: keyEnvironment)
+        XCTAssertEqual(status.status, 4, status.stdout + status.stderr)
+        XCTAssertTrue(status.stderr.contains("is damaged"), status.stderr)
+    }
 }
