@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench profile
+.PHONY: demo test build bootstrap bench profile sanitize fuzz
 
 bootstrap:
 	@scripts/bootstrap
@@ -36,3 +36,13 @@ bench: bootstrap
 ## the raw C API: repeatable where timings are not.
 profile: bootstrap
 	@scripts/profile
+
+## sanitize: every test under ThreadSanitizer, then AddressSanitizer
+## (about 10 minutes on 2 cores with the first builds; not part of make test).
+sanitize: bootstrap
+	@scripts/sanitize
+
+## fuzz: the libFuzzer harnesses in Fuzz/ (dates and values, key text, database
+## files, SQL text), each for FUZZ_SECONDS (default 60) from the seeds in Fuzz/Corpus.
+fuzz: bootstrap
+	@scripts/fuzz

@@ -1,0 +1,18 @@
+// swift-tools-version:6.0
+// libFuzzer harnesses for DBCrypt's parsers of untrusted bytes. Built and run by
+// `make fuzz` (scripts/fuzz): swift build -Xswiftc -sanitize=fuzzer,address
+// -Xswiftc -parse-as-library, then each harness for a bounded time on a copy of
+// its seed corpus in Corpus/.
+import PackageDescription
+
+let package = Package(
+    name: "DBCryptFuzz",
+    dependencies: [.package(name: "DBCrypt", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzDates", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
+        .executableTarget(name: "FuzzKeys", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
+        .executableTarget(name: "FuzzFiles", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
+        .executableTarget(name: "FuzzSQL", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
