@@ -1,8 +1,7 @@
 // swift-tools-version:6.0
 // libFuzzer harnesses for DBCrypt's parsers of untrusted bytes. Built and run by
-// `make fuzz` (scripts/fuzz): swift build -Xswiftc -sanitize=fuzzer,address
-// -Xswiftc -parse-as-library, then each harness for a bounded time on a copy of
-// its seed corpus in Corpus/.
+// `make fuzz` (scripts/fuzz): swift build --sanitize=fuzzer --sanitize=address,
+// then each harness for a bounded time on a copy of its seed corpus in Corpus/.
 import PackageDescription
 
 let package = Package(

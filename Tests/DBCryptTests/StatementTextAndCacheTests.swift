@@ -27,6 +27,15 @@ final class StatementTextAndCacheTests: XCTestCase {
         XCTAssertThrowsError(try db.makeStatement("-- nothing but a comment"))
     }
 
+    func testANULCharacterInSQLIsAnErrorNotAnEndlessLoop() throws {
+        // Found by make fuzz (FuzzSQL): SQLite stops at a NUL without moving on.
+        for sql in ["\0\0SELECT 1", "SELECT 1;\0SELECT 2", "SELECT 1 \0"] {
+            XCTAssertThrowsError(try db.makeStatement(sql), sql.debugDescription)
+            XCTAssertThrowsError(try db.execute(sql), sql.debugDescription)
+            XCTAssertThrowsError(try db.executeScript(sql) { _ in }, sql.debugDescription)
+        }
+    }
+
     func testASyntaxErrorQuotesTheWholeStatementButNoArguments() throws {
         let sql = "SELECT title FROM n WHERE title = ? ORDER BY BY id"
         XCTAssertThrowsError(try db.fetchAll(sql, ["secret argument"])) { error in

@@ -3,7 +3,8 @@ import DBCrypt
 /// SQL text split into statements and prepared (never run: a random query
 /// may not end): trailing comments, errors quoted in full, literals redacted
 /// where keys may be. An error is fine; a trap, or a key literal in an error, is not.
-private let db = try! Database.inMemory()
+// libFuzzer calls the harness from one thread at a time.
+nonisolated(unsafe) private let db = try! Database.inMemory()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSQL(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

@@ -81,6 +81,12 @@ public final class Statement {
                         db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)).sql)
                 }
                 let next = tail.map { $0 - base } ?? end
+                guard next > offset else {
+                    // SQLite stops at a NUL character: the text after it would be ignored.
+                    sqlite3_finalize(statementHandle)
+                    throw DatabaseError.invalidArguments(
+                        reason: "the SQL text holds a NUL character at byte \(offset), after which SQLite reads nothing", sql: nil)
+                }
                 defer { offset = next }
                 guard let statementHandle else { continue }
                 let isOnly = isFirst && SQLText.isBlank(UnsafeBufferPointer(rebasing: text[next...]))
