@@ -221,9 +221,16 @@ extension DatabaseError {
     }
 
     /// The error SQLite reports on `connection` for the result code `code`.
-    static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?) -> DatabaseError {
-        let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+    /// With `mayHoldKey` (the statement is an ATTACH or a PRAGMA), the
+    /// single-quoted text SQLite's message quotes is redacted, as it may be
+    /// a key: `near "'<redacted>'": syntax error`.
+    static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?, mayHoldKey: Bool = false) -> DatabaseError {
+        var message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
+        if mayHoldKey {
+            var utf8 = Array(message.utf8)
+            message = utf8.withUnsafeMutableBufferPointer { SQLText.redactingLiterals(UnsafeBufferPointer($0), isSQL: false) }
+        }
         return .sqlite(code: code, message: message, sql: sql)
     }
 }

@@ -85,7 +85,10 @@ enum SQLText {
     /// (a blob literal `x'..'` becomes `x'<redacted>'`): how a statement that
     /// may hold a key is quoted in errors. Comments and quoted names are
     /// kept as they are; an unterminated literal is redacted to the end.
-    static func redactingLiterals(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    /// With `isSQL` false, every single-quoted run is redacted, whatever
+    /// surrounds it: how SQLite's own message about such a statement is
+    /// shown (`near "'secret'": syntax error`).
+    static func redactingLiterals(_ bytes: UnsafeBufferPointer<UInt8>, isSQL: Bool = true) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0
@@ -111,11 +114,11 @@ enum SQLText {
                 }
                 index += 1
                 output.append(contentsOf: "'<redacted>'".utf8)
-            case UInt8(ascii: "\""): copy(until: UInt8(ascii: "\""))
-            case UInt8(ascii: "`"): copy(until: UInt8(ascii: "`"))
-            case UInt8(ascii: "["): copy(until: UInt8(ascii: "]"))
-            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"),
-                 UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+            case UInt8(ascii: "\"") where isSQL: copy(until: UInt8(ascii: "\""))
+            case UInt8(ascii: "`") where isSQL: copy(until: UInt8(ascii: "`"))
+            case UInt8(ascii: "[") where isSQL: copy(until: UInt8(ascii: "]"))
+            case UInt8(ascii: "-") where isSQL && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"),
+                 UInt8(ascii: "/") where isSQL && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
                 let end = skipSpaceAndComments(bytes, from: index)
                 output.append(contentsOf: bytes[index..<end])
                 index = end

@@ -23,6 +23,9 @@ public final class Statement {
     /// Whether the statement is an ATTACH, which runs with the connection's
     /// cipher settings (see ``Connection/runAttach(_:)``).
     let isAttach: Bool
+    /// Whether the statement may hold a key in a literal (an ATTACH or a
+    /// PRAGMA): SQLite's messages about it are redacted too.
+    let mayHoldKey: Bool
     /// The number of parameters, asked of SQLite once.
     private let parameterCount: Int
     /// When a statement cache last handed the statement out.
@@ -31,11 +34,12 @@ public final class Statement {
     /// not hand it out again (rebinding it would change the cursor's rows).
     var isStepping = false
 
-    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false) {
+    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false, mayHoldKey: Bool = false) {
         self.connection = connection
         self.sql = sql
         self.handle = handle
         self.isAttach = isAttach
+        self.mayHoldKey = mayHoldKey
         parameterCount = Int(sqlite3_bind_parameter_count(handle))
     }
 
@@ -77,8 +81,8 @@ public final class Statement {
                 guard code == SQLITE_OK else {
                     // SQLite's tail stops at the error: quote the whole statement.
                     let rest = UnsafeBufferPointer(rebasing: text[offset...])
-                    throw DatabaseError.fromConnection(
-                        db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)).sql)
+                    let (quoted, keyword) = quote(offset..<offset + SQLText.firstStatementLength(rest))
+                    throw DatabaseError.fromConnection(db, code: code, sql: quoted, mayHoldKey: SQLText.mayHoldKey(keyword: keyword))
                 }
                 let next = tail.map { $0 - base } ?? end
                 guard next > offset else {
@@ -93,7 +97,7 @@ public final class Statement {
                 isFirst = false
                 let (quoted, keyword) = quote(offset..<next)
                 try body(Statement(connection: connection, sql: quoted, handle: statementHandle,
-                                   isAttach: keyword == "ATTACH"), isOnly)
+                                   isAttach: keyword == "ATTACH", mayHoldKey: SQLText.mayHoldKey(keyword: keyword)), isOnly)
             }
         }
     }
@@ -209,7 +213,7 @@ public final class Statement {
 
     /// The error for a failed step; resets the statement so it can run again.
     private func stepError(_ code: Int32) -> DatabaseError {
-        let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql)
+        let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql, mayHoldKey: mayHoldKey)
         sqlite3_reset(handle)
         return error
     }
