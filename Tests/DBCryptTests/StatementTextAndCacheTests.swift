@@ -45,6 +45,15 @@ final class StatementTextAndCacheTests: XCTestCase {
             XCTAssertEqual(quoted, sql)
             XCTAssertFalse("\(error)".contains("secret argument"))
         }
+        // Literals may be keys or private values: errors show their place, not their text.
+        XCTAssertThrowsError(try db.execute("INSERT INTO n(title) VALUES ('private note') oops")) { error in
+            guard case let .sqlite(_, message, quoted)? = error as? DatabaseError else { return XCTFail("got \(error)") }
+            XCTAssertEqual(quoted, "INSERT INTO n(title) VALUES ('<redacted>') oops")
+            XCTAssertFalse(message.contains("private"), message)
+        }
+        XCTAssertThrowsError(try db.execute("SELECT 'private note")) { error in
+            XCTAssertFalse("\(error)".contains("private"), "\(error)")
+        }
         // In a script, the failing statement alone, in full, trigger bodies included.
         let script = """
             CREATE TABLE log(x);

@@ -6,7 +6,8 @@ import Foundation
 /// Each case carries what a user needs to act on it, and never a key, a
 /// passphrase or a statement's arguments. Errors reported by SQLite itself are
 /// ``sqlite(code:message:sql:)``, with the extended result code, SQLite's
-/// message and the SQL text (not its arguments). ``resultCode`` gives every
+/// message and the SQL text (not its arguments, and with its literals
+/// redacted: they may hold keys or private values). ``resultCode`` gives every
 /// case's SQLite primary result code, for callers that switch on codes.
 ///
 /// ```swift
@@ -221,17 +222,14 @@ extension DatabaseError {
     }
 
     /// The error SQLite reports on `connection` for the result code `code`.
-    /// With `mayHoldKey` (the statement is an ATTACH or a PRAGMA), the
-    /// single-quoted text SQLite's message quotes is redacted, as it may be
-    /// a key: `near "'<redacted>'": syntax error`.
-    static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?, mayHoldKey: Bool = false) -> DatabaseError {
-        var message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+    /// Single-quoted text in SQLite's message is redacted, like the
+    /// literals of the SQL: it quotes tokens, which may be a key
+    /// (`near "'<redacted>'": syntax error`).
+    static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?) -> DatabaseError {
+        let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
-        if mayHoldKey {
-            var utf8 = Array(message.utf8)
-            message = utf8.withUnsafeMutableBufferPointer { SQLText.redactingLiterals(UnsafeBufferPointer($0), isSQL: false) }
-        }
-        return .sqlite(code: code, message: message, sql: sql)
+        let redacted = Array(message.utf8).withUnsafeBufferPointer { SQLText.redactingLiterals($0, isSQL: false) }
+        return .sqlite(code: code, message: redacted, sql: sql)
     }
 }
 

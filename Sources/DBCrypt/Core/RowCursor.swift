@@ -63,8 +63,7 @@ public final class RowCursor: Cursor {
             return nil
         case let code:
             finished = true
-            let error = DatabaseError.fromConnection(
-                sqlite3_db_handle(handle), code: code, sql: statement.sql, mayHoldKey: statement.mayHoldKey)
+            let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: statement.sql)
             sqlite3_reset(handle)
             throw error
         }

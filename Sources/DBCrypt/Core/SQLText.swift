@@ -75,15 +75,9 @@ enum SQLText {
         return bytes.count
     }
 
-    /// Whether a statement whose first keyword is `keyword` may hold a key
-    /// in a string or blob literal (`ATTACH ... KEY 'secret'`, `PRAGMA key = 'secret'`).
-    static func mayHoldKey(keyword: String) -> Bool {
-        keyword == "ATTACH" || keyword == "PRAGMA"
-    }
-
     /// `bytes` as text with every string literal replaced by `'<redacted>'`
-    /// (a blob literal `x'..'` becomes `x'<redacted>'`): how a statement that
-    /// may hold a key is quoted in errors. Comments and quoted names are
+    /// (a blob literal `x'..'` becomes `x'<redacted>'`): how a statement is
+    /// quoted in errors, since a literal may hold a key or a private value. Comments and quoted names are
     /// kept as they are; an unterminated literal is redacted to the end.
     /// With `isSQL` false, every single-quoted run is redacted, whatever
     /// surrounds it: how SQLite's own message about such a statement is

@@ -11,9 +11,9 @@ import Foundation
 /// A statement belongs to the connection that prepared it and, like it, is
 /// used from one thread at a time.
 public final class Statement {
-    /// The SQL text, as given, trimmed; in ATTACH and PRAGMA statements,
-    /// which may hold a key, string literals read `'<redacted>'`. Errors
-    /// quote it.
+    /// The SQL text, as given and trimmed, except that its string and blob
+    /// literals read `'<redacted>'`: they may hold a key (`ATTACH ... KEY
+    /// 'secret'`) or private values. Errors quote it.
     public let sql: String
     let connection: Connection
     @usableFromInline let handle: OpaquePointer
@@ -23,9 +23,6 @@ public final class Statement {
     /// Whether the statement is an ATTACH, which runs with the connection's
     /// cipher settings (see ``Connection/runAttach(_:)``).
     let isAttach: Bool
-    /// Whether the statement may hold a key in a literal (an ATTACH or a
-    /// PRAGMA): SQLite's messages about it are redacted too.
-    let mayHoldKey: Bool
     /// The number of parameters, asked of SQLite once.
     private let parameterCount: Int
     /// When a statement cache last handed the statement out.
@@ -34,12 +31,11 @@ public final class Statement {
     /// not hand it out again (rebinding it would change the cursor's rows).
     var isStepping = false
 
-    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false, mayHoldKey: Bool = false) {
+    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false) {
         self.connection = connection
         self.sql = sql
         self.handle = handle
         self.isAttach = isAttach
-        self.mayHoldKey = mayHoldKey
         parameterCount = Int(sqlite3_bind_parameter_count(handle))
     }
 
@@ -61,13 +57,11 @@ public final class Statement {
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
             let end = buffer.count - 1
             let text = UnsafeBufferPointer(rebasing: buffer[0..<end])
-            // How a statement is quoted in errors: as written, except that
-            // literals are redacted where they may be keys.
+            // How a statement is quoted in errors: as written, but for its
+            // literals, which may be keys or private values.
             func quote(_ range: Range<Int>) -> (sql: String, keyword: String) {
                 let bytes = UnsafeBufferPointer(rebasing: text[range])
-                let keyword = SQLText.firstKeyword(bytes)
-                if SQLText.mayHoldKey(keyword: keyword) { return (SQLText.redactingLiterals(bytes), keyword) }
-                return (String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), keyword)
+                return (SQLText.redactingLiterals(bytes), SQLText.firstKeyword(bytes))
             }
             var offset = 0
             var isFirst = true
@@ -81,8 +75,8 @@ public final class Statement {
                 guard code == SQLITE_OK else {
                     // SQLite's tail stops at the error: quote the whole statement.
                     let rest = UnsafeBufferPointer(rebasing: text[offset...])
-                    let (quoted, keyword) = quote(offset..<offset + SQLText.firstStatementLength(rest))
-                    throw DatabaseError.fromConnection(db, code: code, sql: quoted, mayHoldKey: SQLText.mayHoldKey(keyword: keyword))
+                    throw DatabaseError.fromConnection(
+                        db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)).sql)
                 }
                 let next = tail.map { $0 - base } ?? end
                 guard next > offset else {
@@ -97,7 +91,7 @@ public final class Statement {
                 isFirst = false
                 let (quoted, keyword) = quote(offset..<next)
                 try body(Statement(connection: connection, sql: quoted, handle: statementHandle,
-                                   isAttach: keyword == "ATTACH", mayHoldKey: SQLText.mayHoldKey(keyword: keyword)), isOnly)
+                                   isAttach: keyword == "ATTACH"), isOnly)
             }
         }
     }
@@ -213,7 +207,7 @@ public final class Statement {
 
     /// The error for a failed step; resets the statement so it can run again.
     private func stepError(_ code: Int32) -> DatabaseError {
-        let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql, mayHoldKey: mayHoldKey)
+        let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql)
         sqlite3_reset(handle)
         return error
     }
