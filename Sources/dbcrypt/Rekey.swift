@@ -38,6 +38,10 @@ struct Rekey: ParsableCommand {
             let opened = try Database(path: database, key: currentKey, options: cipher.databaseOptions(readOnly: true))
             let current = opened.cipher ?? cipher.settings
             opened.close()
+            if let format = cipher.format, format != current.format {
+                // --format describes the file as it is; it used to set the new format.
+                throw CLIError("\(database) is in the \(current.format.rawValue) format, not \(format.rawValue): to convert it, use --new-format \(format.rawValue).")
+            }
             let written = newCipher.settings(current: current)
             let replacement = try newKey.key(prompt: "New key for \(database): ")
             var options = ExportOptions()

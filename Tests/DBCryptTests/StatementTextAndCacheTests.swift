@@ -54,6 +54,12 @@ final class StatementTextAndCacheTests: XCTestCase {
         XCTAssertThrowsError(try db.execute("SELECT 'private note")) { error in
             XCTAssertFalse("\(error)".contains("private"), "\(error)")
         }
+        // Found by make fuzz (FuzzSQL): every error that quotes SQL redacts it.
+        for sql in ["ATTACH 'x.db' AS a KEY 'private'; SELECT 1", "ATTACH 'x.db' AS a KEY \"private\" oops"] {
+            XCTAssertThrowsError(try db.makeStatement(sql)) { error in
+                XCTAssertFalse("\(error)".contains("private"), "\(error)")
+            }
+        }
         // In a script, the failing statement alone, in full, trigger bodies included.
         let script = """
             CREATE TABLE log(x);

@@ -225,12 +225,13 @@ public final class Database {
         var result: Statement?
         try Statement.forEach(in: sql, on: connection) { statement, isOnly in
             guard isOnly else {
-                throw DatabaseError.invalidArguments(reason: "makeStatement takes exactly one statement", sql: sql)
+                throw DatabaseError.invalidArguments(
+                    reason: "makeStatement takes exactly one statement", sql: SQLText.redactingLiterals(in: sql))
             }
             result = statement
         }
         guard let result else {
-            throw DatabaseError.invalidArguments(reason: "the SQL holds no statement", sql: sql)
+            throw DatabaseError.invalidArguments(reason: "the SQL holds no statement", sql: SQLText.redactingLiterals(in: sql))
         }
         return result
     }

@@ -73,10 +73,12 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// The new copy of a file replaced in place could not be given the
     /// file's owner and group, so the file was left as it was.
     case ownershipNotKept(path: String)
-    /// A source without write access has changes in its write-ahead log that
-    /// are not in the file yet, and reading them needs write access.
+    /// A source without write access has a write-ahead log that may hold
+    /// changes not yet in the file, and reading them needs write access.
     case uncheckpointedReadOnlySource(path: String)
     /// A file-size limit (`ulimit -f`) stopped the routine while it wrote.
+    /// Only in a process that ignores SIGXFSZ (`dbcrypt` does); otherwise the
+    /// signal ends the process, and the next run removes its temporary file.
     case fileSizeLimit(path: String)
 
     // MARK: - Using a connection
@@ -183,7 +185,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case let .ownershipNotKept(path):
             return "The new copy of \(path) cannot be given the file's owner and group, so nothing was changed: run this as the file's owner or as root."
         case let .uncheckpointedReadOnlySource(path):
-            return "\(path) has changes in its write-ahead log (\(path)-wal) that are not in the file yet, and reading them needs write access: open it once with write access to fold them in, then try again."
+            return "\(path) has a write-ahead log (\(path)-wal) that may hold changes not yet in the file, and reading them needs write access: close the apps using it (or open it once with write access) so the log is folded in, then try again."
         case let .fileSizeLimit(path):
             return "A file-size limit (ulimit -f) stopped writing beside \(path): nothing was changed; raise the limit and try again."
         case .rekeyNotEncrypted:

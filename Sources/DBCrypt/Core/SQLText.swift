@@ -82,7 +82,10 @@ enum SQLText {
     /// With `isSQL` false, every single-quoted run is redacted, whatever
     /// surrounds it: how SQLite's own message about such a statement is
     /// shown (`near "'secret'": syntax error`).
+    /// In text that mentions a key (`KEY`, `REKEY`...), double-quoted runs
+    /// are redacted too: SQLite takes `KEY "secret"` as a string.
     static func redactingLiterals(_ bytes: UnsafeBufferPointer<UInt8>, isSQL: Bool = true) -> String {
+        let mentionsKey = String(decoding: bytes, as: UTF8.self).uppercased().contains("KEY")
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0
@@ -108,6 +111,11 @@ enum SQLText {
                 }
                 index += 1
                 output.append(contentsOf: "'<redacted>'".utf8)
+            case UInt8(ascii: "\"") where mentionsKey:
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += 1 }
+                index += 1
+                output.append(contentsOf: "\"<redacted>\"".utf8)
             case UInt8(ascii: "\"") where isSQL: copy(until: UInt8(ascii: "\""))
             case UInt8(ascii: "`") where isSQL: copy(until: UInt8(ascii: "`"))
             case UInt8(ascii: "[") where isSQL: copy(until: UInt8(ascii: "]"))
@@ -122,5 +130,10 @@ enum SQLText {
             }
         }
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `text` with its literals redacted, as errors quote SQL.
+    static func redactingLiterals(in text: String) -> String {
+        Array(text.utf8).withUnsafeBufferPointer { redactingLiterals($0) }
     }
 }

@@ -52,6 +52,11 @@ public final class Statement {
     ) throws {
         let db = try connection.open()
         var utf8 = Array(sql.utf8)
+        // SQLite stops at a NUL: refuse the text before any statement runs.
+        if let nul = utf8.firstIndex(of: 0) {
+            throw DatabaseError.invalidArguments(
+                reason: "the SQL text holds a NUL character at byte \(nul), after which SQLite reads nothing", sql: nil)
+        }
         utf8.append(0)
         try utf8.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
@@ -79,12 +84,7 @@ public final class Statement {
                         db, code: code, sql: quote(offset..<offset + SQLText.firstStatementLength(rest)).sql)
                 }
                 let next = tail.map { $0 - base } ?? end
-                guard next > offset else {
-                    // SQLite stops at a NUL character: the text after it would be ignored.
-                    sqlite3_finalize(statementHandle)
-                    throw DatabaseError.invalidArguments(
-                        reason: "the SQL text holds a NUL character at byte \(offset), after which SQLite reads nothing", sql: nil)
-                }
+                guard next > offset else { break }   // no progress: nothing more SQLite will read
                 defer { offset = next }
                 guard let statementHandle else { continue }
                 let isOnly = isFirst && SQLText.isBlank(UnsafeBufferPointer(rebasing: text[next...]))

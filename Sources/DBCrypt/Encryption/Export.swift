@@ -38,6 +38,9 @@ struct Export {
     /// Whether the routine replaces its own source (migrate in place, change
     /// key); otherwise the destination must be another file.
     var inPlace: Bool
+    /// The in-place file as it was resolved (device, inode): it must still
+    /// be the file at the path when the new copy replaces it.
+    var resolvedIdentity: (dev_t, ino_t)? = nil
 
     static let target = "dbcrypt_target"
 
@@ -59,6 +62,7 @@ struct Export {
             if links > 1 && !options.replaceHardLinkedFile { throw DatabaseError.hardLinked(path: sourcePath, links: links) }
             sourcePath = target
             destinationPath = target
+            resolvedIdentity = FilePaths.identity(of: target)
         } else {
             destinationPath = try FilePaths.existingTarget(of: destinationPath)
             if FilePaths.isSameFile(sourcePath, destinationPath) {
@@ -83,10 +87,9 @@ struct Export {
         // the passphrase.
         let writingKey = destinationKey.map { $0.derivedForNewFile(cipher, library: library) ?? $0 }
 
-        let sibling = try SiblingFile.create(beside: destinationPath)
+        let sibling = try SiblingFile.create(beside: destinationPath, keepingOwnerAndModeOf: inPlace ? destinationPath : nil)
         var replaced = false
         defer { if !replaced { sibling.remove() } }
-        if inPlace { try sibling.adoptOwnerAndMode(of: destinationPath) }
 
         let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
         try write(from: source, to: sibling, key: writingKey, cipher: cipher, facts: facts, library: library, progress: progress)
@@ -94,7 +97,16 @@ struct Export {
         try checkCancelled()
         try verify(sibling.path, key: writingKey, cipher: cipher, against: facts)
         try checkCancelled()
-        if inPlace { try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)") }
+        if inPlace {
+            try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)")
+            // Another program may have renamed a file over the path meanwhile:
+            // replacing that one would lose it.
+            guard let resolvedIdentity, let now = FilePaths.identity(of: destinationPath),
+                  now == resolvedIdentity else {
+                throw DatabaseError.verificationFailed(
+                    path: destinationPath, reason: "another file took its place while it was being rewritten")
+            }
+        }
         try sibling.replaceDestination()
         replaced = true
         if inPlace {
@@ -150,6 +162,9 @@ struct Export {
         sourceOptions.cipher = sourceCipher
         sourceOptions.busyTimeout = options.busyTimeout
         if !inPlace && access(sourcePath, W_OK) != 0 {
+            // A WAL may hold changes not yet in the file; reading them needs
+            // its index, which needs write access. A checkpointed WAL keeps its
+            // size until the last connection closes, so this refuses to guess.
             guard SiblingFile.size(of: sourcePath + "-wal") == 0 else {
                 throw DatabaseError.uncheckpointedReadOnlySource(path: sourcePath)
             }

@@ -38,6 +38,13 @@ enum FilePaths {
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
+    /// The device and inode of the file at `path`, or nil when there is none.
+    static func identity(of path: String) -> (dev_t, ino_t)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (info.st_dev, info.st_ino)
+    }
+
     /// How many names (hard links) the file at `path` has; 1 when unknown.
     static func linkCount(of path: String) -> Int {
         var info = stat()

@@ -23,11 +23,17 @@ struct SiblingFile {
     /// `.<name>.dbcrypt-<pid>-<random>` in the destination's directory.
     static func prefix(for destination: String) -> String { "." + (destination as NSString).lastPathComponent + ".dbcrypt-" }
 
-    /// Creates the temporary file, empty, with mode 0600, failing if the name is taken.
+    /// Creates the temporary file, empty, with mode 0600, failing if the name
+    /// is taken. With `original`, the new file gets that file's owner, group
+    /// and permission bits instead, set on the open descriptor (so nothing
+    /// swapped in at that name meanwhile can receive them), so that whoever
+    /// could open the original can open its replacement, and no one else.
     ///
     /// - throws: ``DatabaseError/permissionDenied(path:)`` or
-    ///   ``DatabaseError/cannotOpen(path:reason:)`` when the directory refuses it.
-    static func create(beside destination: String) throws -> SiblingFile {
+    ///   ``DatabaseError/cannotOpen(path:reason:)`` when the directory refuses it;
+    ///   ``DatabaseError/ownershipNotKept(path:)`` when this process may not
+    ///   give it the original's owner or group.
+    static func create(beside destination: String, keepingOwnerAndModeOf original: String? = nil) throws -> SiblingFile {
         let directory = directory(of: destination)
         let name = prefix(for: destination) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let path = (directory as NSString).appendingPathComponent(name)
@@ -37,24 +43,27 @@ struct SiblingFile {
             if code == EACCES || code == EPERM || code == EROFS { throw DatabaseError.permissionDenied(path: directory) }
             throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
         }
-        close(fd)
-        return SiblingFile(path: path, destination: destination)
+        defer { close(fd) }
+        let sibling = SiblingFile(path: path, destination: destination)
+        if let original {
+            do {
+                try adoptOwnerAndMode(of: original, fd: fd)
+            } catch {
+                sibling.remove()
+                throw error
+            }
+        }
+        return sibling
     }
 
-    /// Gives the temporary file the owner, group and permission bits of the
-    /// file it will replace, so that whoever could open that file can open
-    /// the new one, and no one else.
-    ///
-    /// - throws: ``DatabaseError/ownershipNotKept(path:)`` when this process
-    ///   may not give it that owner or group.
-    func adoptOwnerAndMode(of original: String) throws {
-        var info = stat()
-        guard stat(original, &info) == 0 else { return }
-        if info.st_uid != geteuid() || info.st_gid != getegid() {
-            guard chown(path, info.st_uid, info.st_gid) == 0 else { throw DatabaseError.ownershipNotKept(path: original) }
+    private static func adoptOwnerAndMode(of original: String, fd: Int32) throws {
+        var wanted = stat(), current = stat()
+        guard stat(original, &wanted) == 0, fstat(fd, &current) == 0 else { return }
+        if wanted.st_uid != current.st_uid || wanted.st_gid != current.st_gid {
+            guard fchown(fd, wanted.st_uid, wanted.st_gid) == 0 else { throw DatabaseError.ownershipNotKept(path: original) }
         }
-        guard chmod(path, info.st_mode & 0o777) == 0 else {
-            throw DatabaseError.cannotOpen(path: path, reason: "setting its mode failed: \(String(cString: strerror(errno)))")
+        guard fchmod(fd, wanted.st_mode & 0o777) == 0 else {
+            throw DatabaseError.cannotOpen(path: original, reason: "setting the new copy's mode failed: \(String(cString: strerror(errno)))")
         }
     }
 
