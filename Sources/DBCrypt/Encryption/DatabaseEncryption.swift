@@ -37,12 +37,7 @@ public enum DatabaseEncryption {
         _ source: String, to destination: String, key: DatabaseKey,
         cipher: CipherSettings = .sqlcipher4, options: ExportOptions = ExportOptions()
     ) throws {
-        try requirePlaintext(source)
-        try requireKey(key)
-        try Export(
-            sourcePath: source, sourceKey: nil, sourceCipher: .sqlcipher4,
-            destinationPath: destination, destinationKey: key, destinationCipher: cipher, options: options, inPlace: false
-        ).run()
+        try encrypt(source, to: destination, key: key, cipher: cipher, options: options, inPlace: false)
     }
 
     /// Writes a plaintext copy of the encrypted database at `source` to `destination`.
@@ -72,11 +67,20 @@ public enum DatabaseEncryption {
         _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         options: ExportOptions = ExportOptions()
     ) throws {
-        try requirePlaintext(path)
+        try encrypt(path, to: path, key: key, cipher: cipher, options: options, inPlace: true)
+    }
+
+    /// The export behind ``encrypt(_:to:key:cipher:options:)`` and
+    /// ``migrateInPlace(_:key:cipher:options:)``.
+    private static func encrypt(
+        _ source: String, to destination: String, key: DatabaseKey, cipher: CipherSettings, options: ExportOptions,
+        inPlace: Bool
+    ) throws {
+        try requirePlaintext(source)
         try requireKey(key)
         try Export(
-            sourcePath: path, sourceKey: nil, sourceCipher: .sqlcipher4,
-            destinationPath: path, destinationKey: key, destinationCipher: cipher, options: options, inPlace: true
+            sourcePath: source, sourceKey: nil, sourceCipher: .sqlcipher4,
+            destinationPath: destination, destinationKey: key, destinationCipher: cipher, options: options, inPlace: inPlace
         ).run()
     }
 
