@@ -77,13 +77,13 @@ enum SQLText {
 
     /// `bytes` as text with every string literal replaced by `'<redacted>'`
     /// (a blob literal `x'..'` becomes `x'<redacted>'`): how a statement is
-    /// quoted in errors, since a literal may hold a key or a private value. Comments and quoted names are
-    /// kept as they are; an unterminated literal is redacted to the end.
-    /// With `isSQL` false, every single-quoted run is redacted, whatever
-    /// surrounds it: how SQLite's own message about such a statement is
-    /// shown (`near "'secret'": syntax error`).
-    /// In text that mentions a key (`KEY`, `REKEY`...), double-quoted runs
-    /// are redacted too: SQLite takes `KEY "secret"` as a string.
+    /// quoted in errors, since a literal may hold a key or a private value.
+    /// Comments and quoted names are kept as they are; an unterminated
+    /// literal is redacted to the end. In text that mentions a key (`KEY`,
+    /// `REKEY`...), double-quoted runs are redacted too: SQLite takes
+    /// `KEY "secret"` as a string. With `isSQL` false, every single-quoted run is
+    /// redacted whatever surrounds it: how SQLite's own message about a
+    /// statement is shown (`near "'<redacted>'": syntax error`).
     static func redactingLiterals(_ bytes: UnsafeBufferPointer<UInt8>, isSQL: Bool = true) -> String {
         let mentionsKey = String(decoding: bytes, as: UTF8.self).uppercased().contains("KEY")
         var output: [UInt8] = []
