@@ -136,4 +136,9 @@ enum SQLText {
     static func redactingLiterals(in text: String) -> String {
         Array(text.utf8).withUnsafeBufferPointer { redactingLiterals($0) }
     }
+
+    /// `name` as a quoted SQL identifier: `"name"`, inner quotes doubled.
+    static func quotedName(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 }

@@ -32,12 +32,11 @@ extension Connection {
             try attaching(attachSettings.fallback, step)
         }
         for schema in try attachedSchemas().subtracting(before) {
-            let name = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            let name = SQLText.quotedName(schema)
             guard try firstValue("PRAGMA \(name).page_count") == .integer(0) else { continue }
             do {
-                try run("BEGIN IMMEDIATE; SELECT count(*) FROM \(name).sqlite_master; COMMIT")
-            } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
-                try? run("ROLLBACK")
+                try writeHeaderOfNewFile(schema: name)
+            } catch is NewFileCreatedMeanwhile {
                 try run("DETACH DATABASE \(name)")
                 try attaching(attachSettings, step)
             }

@@ -153,9 +153,10 @@ struct Export {
 
     /// Opens the source with an exclusive lock held until it is closed, and
     /// empties its WAL into the main file. A source this process may only
-    /// read is opened read-only, and its WAL must be empty; the export reads
-    /// it in one transaction (a shared lock), and a change another connection
-    /// made before that fails the check of the new file.
+    /// read gets no lock here and must have an empty WAL (SQLite opens it
+    /// read-only by itself); the export reads it in one transaction (a
+    /// shared lock), and a change another connection made before that fails
+    /// the check of the new file.
     private func openSource() throws -> Database {
         var sourceOptions = Database.Options()
         sourceOptions.create = false
@@ -343,8 +344,7 @@ struct SourceFacts: Equatable {
         }
         var counts: [String: Int] = [:]
         for entry in schema where entry.type == "table" && !(entry.sql ?? "").uppercased().hasPrefix("CREATE VIRTUAL") {
-            let quoted = "\"" + entry.name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            counts[entry.name] = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.\(quoted)") ?? 0
+            counts[entry.name] = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.\(SQLText.quotedName(entry.name))") ?? 0
         }
         rowCounts = counts
         userVersion = try db.fetchScalar(Int.self, "PRAGMA main.user_version") ?? 0

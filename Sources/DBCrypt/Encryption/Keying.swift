@@ -48,12 +48,13 @@ extension Connection {
     /// before any other connection keys; the write lock makes two
     /// connections agree on who writes it.
     ///
+    /// - parameter schema: `main`, or the quoted name of an attached database.
     /// - throws: ``NewFileCreatedMeanwhile`` when another connection wrote
     ///   the file first, with another salt (or another key or format).
-    func writeHeaderOfNewFile() throws {
+    func writeHeaderOfNewFile(schema: String = "main") throws {
         do {
             try run("BEGIN IMMEDIATE")
-            _ = try firstValue("SELECT count(*) FROM sqlite_master")
+            _ = try firstValue("SELECT count(*) FROM \(schema).sqlite_master")
             try run("COMMIT")
         } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
             try? run("ROLLBACK")
