@@ -28,7 +28,7 @@ struct Check: ParsableCommand {
             var pages = 0
             let db: Database
             do {
-                db = try Database(path: database, key: databaseKey, options: cipher.databaseOptions(readOnly: true))
+                db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
             } catch let error as DatabaseError where error.resultCode == 11 { // SQLITE_CORRUPT: it opened, then broke
                 printError("\(database) is damaged: \(error)")
                 throw ExitCode(ExitStatus.damaged)

@@ -45,7 +45,7 @@ struct Info: ParsableCommand {
                 }
                 databaseKey = try key.key(prompt: "Key for \(database): ")
             }
-            let db = try Database(path: database, key: databaseKey, options: cipher.databaseOptions(readOnly: true))
+            let db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
             if let settings = db.cipher {
                 facts.append(("format", .string(settings.format.rawValue)))
                 facts.append(("cipher_page_size", .number(Double(settings.effectivePageSize))))

@@ -79,10 +79,9 @@ struct CipherOptions: ParsableArguments {
 
     /// Options that open a file with these settings (the other standard
     /// format is still tried when they do not fit).
-    func databaseOptions(readOnly: Bool = false) -> Database.Options {
+    func databaseOptions() -> Database.Options {
         var options = Database.Options()
         options.cipher = settings
-        options.readOnly = readOnly
         options.create = false
         return options
     }

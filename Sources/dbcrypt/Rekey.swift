@@ -35,7 +35,7 @@ struct Rekey: ParsableCommand {
             let currentKey = try key.key(prompt: "Current key for \(database): ")
             // Refuse a wrong current key before asking for a new one, and
             // learn the settings that open the file.
-            let opened = try Database(path: database, key: currentKey, options: cipher.databaseOptions(readOnly: true))
+            let opened = try openForReading(database, key: currentKey, options: cipher.databaseOptions())
             let current = opened.cipher ?? cipher.settings
             opened.close()
             if let format = cipher.format, format != current.format {

@@ -5,6 +5,8 @@
 //       DBCRYPT_TEST_KEY: the new key
 //   DBCryptTestHelper change-key PATH [--fsize-limit BYTES]
 //       DBCRYPT_TEST_KEY: the current key, DBCRYPT_TEST_NEW_KEY: the new one
+//   DBCryptTestHelper rekey-connection PATH
+//       as change-key, through Database.changeKey(to:) (sqlite3_rekey, one transaction)
 //   DBCryptTestHelper wrong-reserve PATH
 //       DBCRYPT_TEST_KEY: the key of PATH, a SQLCipher 3 file. Keys a raw
 //       connection as SQLCipher 3 (48 reserved bytes), switches its HMAC to
@@ -26,7 +28,7 @@ func key(_ name: String) -> DatabaseKey {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key PATH [--fsize-limit BYTES]\n".utf8))
+    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key|rekey-connection|wrong-reserve PATH [--fsize-limit BYTES]\n".utf8))
     exit(2)
 }
 if let flag = arguments.firstIndex(of: "--fsize-limit"), flag + 1 < arguments.count, let limit = rlim_t(arguments[flag + 1]) {
@@ -40,6 +42,10 @@ do {
     switch arguments[1] {
     case "migrate":
         try DatabaseEncryption.migrateInPlace(arguments[2], key: key("DBCRYPT_TEST_KEY"))
+    case "rekey-connection":
+        let db = try Database(path: arguments[2], key: key("DBCRYPT_TEST_KEY"))
+        try db.changeKey(to: key("DBCRYPT_TEST_NEW_KEY"))
+        db.close()
     case "wrong-reserve":
         try wrongReserve(arguments[2], key: ProcessInfo.processInfo.environment["DBCRYPT_TEST_KEY"] ?? "")
     case "change-key":

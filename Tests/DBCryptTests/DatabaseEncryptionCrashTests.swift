@@ -2,9 +2,12 @@ import Foundation
 import XCTest
 @testable import DBCrypt
 
-/// The in-place routines killed with SIGKILL at random moments, in a child
-/// process, on a 100k-row database: after every kill the path holds the
-/// complete original or the complete new database.
+/// The in-place routines killed with SIGKILL in a child process, on a
+/// 100k-row database: at random moments, the instant the temporary file
+/// appears and right after the rename (or, for `Database.changeKey`, the
+/// instant its journal appears). After every kill the path holds the complete
+/// original or the complete new database. DBCRYPT_KILL_SCALE multiplies the
+/// counts (`make kill-tests`).
 final class DatabaseEncryptionCrashTests: XCTestCase {
     static let rows = 100_000
     let oldKey = "crash test key"
@@ -15,7 +18,7 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         let template = dir.appendingPathComponent("template.db").path
         try EncryptionFixture.create(at: template, rows: Self.rows)
         try runKills(
-            count: 30, template: template, dir: dir, command: "migrate", keys: ["DBCRYPT_TEST_KEY": oldKey],
+            template: template, dir: dir, command: "migrate", keys: ["DBCRYPT_TEST_KEY": oldKey],
             original: nil, replacement: .passphrase(oldKey))
     }
 
@@ -25,18 +28,43 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         try EncryptionFixture.create(at: template, rows: Self.rows)
         try DatabaseEncryption.migrateInPlace(template, key: .passphrase(oldKey))
         try runKills(
-            count: 25, template: template, dir: dir, command: "change-key",
+            template: template, dir: dir, command: "change-key",
             keys: ["DBCRYPT_TEST_KEY": oldKey, "DBCRYPT_TEST_NEW_KEY": newKey],
             original: .passphrase(oldKey), replacement: .passphrase(newKey))
     }
 
-    /// Runs the routine on a copy of `template` `count` times, killing it at a
-    /// random moment within its usual duration, and checks the path after each kill.
+    /// `Database.changeKey(to:)` rewrites every page in one transaction: a
+    /// kill leaves a hot journal, which the next connection rolls back
+    /// whichever key it was given, since the journal holds the pages as
+    /// they were on disk.
+    func testKilledConnectionRekeyLeavesTheOldOrTheNewKeyedDatabase() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let template = dir.appendingPathComponent("template.db").path
+        try EncryptionFixture.create(at: template, rows: Self.rows)
+        try DatabaseEncryption.migrateInPlace(template, key: .passphrase(oldKey))
+        try runKills(
+            template: template, dir: dir, command: "rekey-connection",
+            keys: ["DBCRYPT_TEST_KEY": oldKey, "DBCRYPT_TEST_NEW_KEY": newKey],
+            original: .passphrase(oldKey), replacement: .passphrase(newKey),
+            latePoints: [(.fileAppears(directory: dir.path, prefix: "app.db-journal"), .original),
+                         (.fileModified(dir.appendingPathComponent("app.db").path), nil)])
+    }
+
+    enum Left { case original, replaced }
+
+    /// Runs the routine on a copy of `template` once uninterrupted (timing
+    /// it), then kills it at random moments and at `latePoints` (by default
+    /// when its temporary file appears and right after the rename), checking
+    /// the path after each kill.
     private func runKills(
-        count: Int, template: String, dir: URL, command: String, keys: [String: String],
-        original: DatabaseKey?, replacement: DatabaseKey
+        template: String, dir: URL, command: String, keys: [String: String],
+        original: DatabaseKey?, replacement: DatabaseKey, latePoints: [(KillPoint, Left?)]? = nil
     ) throws {
         let path = dir.appendingPathComponent("app.db").path
+        let temporary = ".app.db.dbcrypt-"
+        let latePoints: [(KillPoint, Left?)] = latePoints ?? [
+            (.fileAppears(directory: dir.path, prefix: temporary), .original), (.pathReplaced(path), .replaced),
+        ]
         try FileManager.default.copyItem(atPath: template, toPath: path)
 
         // One uninterrupted run tells how long the routine takes.
@@ -47,30 +75,31 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         XCTAssertEqual(timing.terminationStatus, 0, String(decoding: timingErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         try check(path, key: replacement)
 
-        var outcomes = (original: 0, replaced: 0)
+        let points: [(KillPoint, expected: Left?)] = Array(repeating: (.random, nil), count: killCount(15))
+            + latePoints.flatMap { point in Array(repeating: (point.0, point.1), count: killCount(4)) }
+        var tally = [Left.original: 0, .replaced: 0]
         var needsOriginal = true
-        for _ in 0..<count {
+        for (point, expected) in points.shuffled() {
             if needsOriginal {
                 try? FileManager.default.removeItem(atPath: path)
                 try FileManager.default.copyItem(atPath: template, toPath: path)
             }
-            let (child, _) = try startTestHelper([command, path], keys: keys)
-            usleep(useconds_t(Double.random(in: 0...(duration * 1.1)) * 1_000_000))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-
+            let landed = try runAndKill(at: point, typicalDuration: duration) { try startTestHelper([command, path], keys: keys).0 }
+            let left: Left
             if try holdsOriginal(path, originalKey: original) {
                 try check(path, key: original)
-                outcomes.original += 1
-                needsOriginal = false
+                left = .original
             } else {
                 try check(path, key: replacement)
-                outcomes.replaced += 1
-                needsOriginal = true
+                left = .replaced
             }
+            if landed, let expected { XCTAssertEqual(left, expected, "killed \(point)") }
+            tally[left, default: 0] += 1
+            needsOriginal = left == .replaced
         }
-        XCTAssertGreaterThan(outcomes.original, 0, "no kill landed before the rename: the test proves little")
-        print("\(command): \(count) kills within \(Int(duration * 1000)) ms runs: \(outcomes.original) left the original, \(outcomes.replaced) the new database")
+        XCTAssertGreaterThan(tally[.original]!, 0, "no kill landed before the rename: the test proves little")
+        print("\(command): \(points.count) kills within \(Int(duration * 1000)) ms runs: "
+              + "\(tally[.original]!) left the original, \(tally[.replaced]!) the new database")
 
         // The next run cleans up whatever the killed ones left behind.
         if !needsOriginal {
@@ -80,15 +109,16 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         } else {
             SiblingFile.removeAbandoned(beside: path)
         }
-        XCTAssertEqual(try EncryptionFixture.files(in: dir).filter { $0.hasPrefix(".app.db") }, [])
+        XCTAssertEqual(try EncryptionFixture.files(in: dir).filter { $0.hasPrefix(".app.db") || $0.hasPrefix("app.db-") }, [])
     }
 
     /// Whether the path still holds the original: plaintext for a migration,
-    /// openable with the old key for a key change.
+    /// openable with the old key for a key change. The key change's connection
+    /// opens read-write, as an app would: it rolls back a hot journal.
     private func holdsOriginal(_ path: String, originalKey: DatabaseKey?) throws -> Bool {
         guard let originalKey else { return try FileFormat.detect(at: path) != .notPlaintext }
         do {
-            _ = try Database(path: path, key: originalKey, options: readOnly)
+            _ = try Database(path: path, key: originalKey)
             return true
         } catch DatabaseError.wrongKeyOrNotADatabase {
             return false

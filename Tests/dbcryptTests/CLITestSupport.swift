@@ -82,3 +82,17 @@ func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
 
 /// The bytes of a file, to prove it unchanged.
 func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+/// Starts `dbcrypt` with `arguments` and `environment` added to this
+/// process's, its output discarded: for the tests that kill it mid-way.
+func startDbcrypt(_ arguments: [String], environment: [String: String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: dbcryptPath)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}

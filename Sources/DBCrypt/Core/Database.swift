@@ -40,7 +40,9 @@ public final class Database {
     ///   key on a plaintext file; ``DatabaseError/keyRequired(path:)`` for no key
     ///   on an encrypted file; ``DatabaseError/fileNotFound(path:)``,
     ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
-    ///   ``DatabaseError/cannotOpen(path:reason:)``; ``DatabaseError/invalidKey(reason:)``;
+    ///   ``DatabaseError/cannotOpen(path:reason:)``; ``DatabaseError/unfinishedTransaction(path:)``
+    ///   when a read-only connection meets a transaction a stopped process left
+    ///   unfinished; ``DatabaseError/invalidKey(reason:)``;
     ///   ``DatabaseError/notSQLCipher(sqliteVersion:)``;
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``.
     public init(path: String, key: DatabaseKey? = nil, options: Options = Options()) throws {

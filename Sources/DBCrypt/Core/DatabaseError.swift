@@ -80,6 +80,11 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// Only in a process that ignores SIGXFSZ (`dbcrypt` does); otherwise the
     /// signal ends the process, and the next run removes its temporary file.
     case fileSizeLimit(path: String)
+    /// A read-only connection met a transaction that a stopped process left
+    /// unfinished (a hot `-journal`, or a `-wal` that needs recovery): only a
+    /// connection with write access can roll it back, which any read-write
+    /// open does by itself.
+    case unfinishedTransaction(path: String)
 
     // MARK: - Using a connection
 
@@ -119,7 +124,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .diskFull, .insufficientSpace, .fileSizeLimit: return SQLITE_FULL
         case .hardLinked, .destinationIsSource: return SQLITE_MISUSE
         case .ownershipNotKept: return SQLITE_PERM
-        case .uncheckpointedReadOnlySource: return SQLITE_READONLY
+        case .uncheckpointedReadOnlySource, .unfinishedTransaction: return SQLITE_READONLY
         case .cancelled: return SQLITE_INTERRUPT
         case .verificationFailed: return SQLITE_CORRUPT
         case .permissionDenied: return SQLITE_PERM
@@ -188,6 +193,8 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "\(path) has a write-ahead log (\(path)-wal) that may hold changes not yet in the file, and reading them needs write access: close the apps using it (or open it once with write access) so the log is folded in, then try again."
         case let .fileSizeLimit(path):
             return "A file-size limit (ulimit -f) stopped writing beside \(path): nothing was changed; raise the limit and try again."
+        case let .unfinishedTransaction(path):
+            return "\(path) has a transaction that a stopped process left unfinished (in \(path)-journal or -wal), and only a connection with write access can roll it back: open it once with write access, then try again."
         case .rekeyNotEncrypted:
             return "The database is not encrypted, and changing its key would leave it plaintext: encrypt it with the encryption routines first."
         case .connectionClosed:

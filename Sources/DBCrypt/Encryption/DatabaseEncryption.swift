@@ -28,6 +28,7 @@ public enum DatabaseEncryption {
     /// - throws: ``DatabaseError/fileNotFound(path:)`` when `source` is missing,
     ///   ``DatabaseError/sourceNotPlaintext(path:)``, ``DatabaseError/destinationExists(path:)``,
     ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/uncheckpointedReadOnlySource(path:)``,
+    ///   ``DatabaseError/unfinishedTransaction(path:)`` (a source this process may only read),
     ///   ``DatabaseError/fileSizeLimit(path:)``,
     ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
     ///   ``DatabaseError/databaseInUse(path:)``, ``DatabaseError/insufficientSpace(path:needed:available:)``,

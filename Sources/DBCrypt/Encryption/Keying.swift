@@ -67,14 +67,23 @@ extension Connection {
 
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
     /// first page. SQLITE_NOTADB here means the key (or settings) do not open
-    /// the file, or that it is not a database.
+    /// the file, or that it is not a database; SQLITE_READONLY_ROLLBACK and
+    /// SQLITE_READONLY_RECOVERY, that a read-only connection met a transaction
+    /// a stopped process left unfinished.
     func verifyReadable(path: String) throws {
         do {
             _ = try firstValue("SELECT count(*) FROM sqlite_master")
         } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == SQLITE_NOTADB {
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+        } catch let DatabaseError.sqlite(code, _, _) where code == Self.readOnlyRollback || code == Self.readOnlyRecovery {
+            throw DatabaseError.unfinishedTransaction(path: path)
         }
     }
+
+    /// SQLITE_READONLY_ROLLBACK and SQLITE_READONLY_RECOVERY, extended codes
+    /// the C macros of sqlite3.h do not bring to Swift.
+    static let readOnlyRollback = SQLITE_READONLY | (3 << 8)
+    static let readOnlyRecovery = SQLITE_READONLY | (1 << 8)
 }
 
 /// A new file that another connection gave its header between our look at

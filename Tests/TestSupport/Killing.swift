@@ -1,0 +1,108 @@
+// What the kill tests of both test targets share: where a child process is
+// killed, and how many times.
+import Foundation
+
+/// The moment a kill test sends SIGKILL to a routine running in a child process.
+public enum KillPoint: Sendable, CustomStringConvertible {
+    /// A random instant between the start and 1.1 times an uninterrupted run.
+    case random
+    /// The instant a file whose name starts with `prefix` appears in
+    /// `directory` (a routine's temporary file, a transaction's journal).
+    case fileAppears(directory: String, prefix: String)
+    /// The instant `path` names another file than it did at the start: right
+    /// after a rename over it, or after it first appears.
+    case pathReplaced(String)
+    /// The instant the file at `path` is first written (its size or
+    /// modification time changes): a commit under way.
+    case fileModified(String)
+
+    public var description: String {
+        switch self {
+        case .random: "at a random moment"
+        case .fileAppears(_, let prefix): "when \(prefix)* appeared"
+        case .pathReplaced(let path): "right after \((path as NSString).lastPathComponent) was replaced"
+        case .fileModified(let path): "when \((path as NSString).lastPathComponent) was first written"
+        }
+    }
+}
+
+/// `count` scaled by the environment variable DBCRYPT_KILL_SCALE (default 1):
+/// `make test` runs a CI-sized number of kills, `make kill-tests` many more.
+public func killCount(_ count: Int) -> Int {
+    let scale = ProcessInfo.processInfo.environment["DBCRYPT_KILL_SCALE"].flatMap(Int.init) ?? 1
+    return count * max(scale, 1)
+}
+
+/// Starts a child process with `start`, kills it with SIGKILL at `point` and
+/// reaps it. Returns whether the kill landed: false when the process ended
+/// by itself first (for `.random`, a moment past its end).
+/// `typicalDuration` is how long an uninterrupted run takes.
+public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start: () throws -> Process) throws -> Bool {
+    let baseline: FileIdentity? = switch point {
+    case .pathReplaced(let path), .fileModified(let path): FileIdentity(path)
+    default: nil
+    }
+    let process = try start()
+    defer { process.waitUntilExit() }
+    switch point {
+    case .random:
+        usleep(useconds_t(Double.random(in: 0...(typicalDuration * 1.1)) * 1_000_000))
+    case .fileAppears(let directory, let prefix):
+        while !directoryHasEntry(directory, prefix: prefix) {
+            guard process.isRunning else { return false }
+            usleep(50)
+        }
+    case .pathReplaced(let path):
+        while FileIdentity(path) == baseline {
+            guard process.isRunning else { return false }
+            usleep(50)
+        }
+    case .fileModified(let path):
+        while let now = FileIdentity(path), now.sameContentStamp(as: baseline) {
+            guard process.isRunning else { return false }
+            usleep(50)
+        }
+    }
+    guard process.isRunning else { return false }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return process.terminationReason == .uncaughtSignal
+}
+
+/// A file's device and inode, or nil when nothing is at the path; with its
+/// size and modification time, which tell a write.
+private struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: timespec
+
+    init?(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    /// The same file: size and modification time do not count.
+    static func == (a: FileIdentity, b: FileIdentity) -> Bool { a.device == b.device && a.inode == b.inode }
+
+    /// The same file, neither resized nor written since `other`.
+    func sameContentStamp(as other: FileIdentity?) -> Bool {
+        guard let other else { return false }
+        return self == other && size == other.size
+            && modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec
+    }
+}
+
+private func directoryHasEntry(_ directory: String, prefix: String) -> Bool {
+    guard let dir = opendir(directory) else { return false }
+    defer { closedir(dir) }
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name.hasPrefix(prefix) { return true }
+    }
+    return false
+}

@@ -1,0 +1,262 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// Every `dbcrypt` command that writes a database, killed with SIGKILL at
+/// random moments, the instant its temporary file (or journal) appears, and
+/// right after the rename that puts the new file in place. After every kill
+/// the files hold the complete old state or the complete new one; the source
+/// of an export is byte-identical; the next run removes what the killed ones
+/// left behind. DBCRYPT_KILL_SCALE multiplies the counts (`make kill-tests`).
+final class CommandKillTests: XCTestCase {
+    static let rows = 300_000
+    let key = DatabaseKey.passphrase(passphrase)
+    let newKey = DatabaseKey.passphrase(otherPassphrase)
+    var dir: URL!
+    var plainTemplate: String!
+
+    override func setUpWithError() throws {
+        dir = try makeTemporaryDirectory(self)
+        plainTemplate = dir.appendingPathComponent("template.db").path
+        let db = try Database(path: plainTemplate)
+        try db.execute("""
+            PRAGMA user_version = 3;
+            CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE note(id INTEGER PRIMARY KEY, author_id INTEGER, title TEXT, body BLOB, score REAL);
+            CREATE INDEX note_by_author ON note(author_id, score);
+            INSERT INTO author(name) VALUES ('Ada'), ('Grace');
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(Self.rows))
+            INSERT INTO note SELECT i, i % 2 + 1, 'note "' || i || '"', CAST(i * 7 AS BLOB), i / 4.0 FROM n;
+            """)
+        db.close()
+    }
+
+    // MARK: - Exports to another file
+
+    func testKilledMigrateToAnOutputLeavesTheSourceAndNoPartialOutput() throws {
+        let output = dir.appendingPathComponent("out.db").path
+        let expected = try fingerprint(plainTemplate, key: nil)
+        let source = try contents(plainTemplate)
+        try campaign(
+            arguments: ["migrate", plainTemplate, "-o", output, "--key-env", "KEY"], target: output,
+            restore: { try? FileManager.default.removeItem(atPath: output) },
+            state: {
+                XCTAssertEqual(try contents(plainTemplate), source, "the source changed")
+                guard FileManager.default.fileExists(atPath: output) else { return .original }
+                XCTAssertEqual(try fingerprint(output, key: key), expected)
+                return .replaced
+            })
+    }
+
+    func testKilledDecryptLeavesTheSourceAndNoPartialOutput() throws {
+        let encrypted = dir.appendingPathComponent("enc.db").path
+        try DatabaseEncryption.encrypt(plainTemplate, to: encrypted, key: key)
+        let output = dir.appendingPathComponent("plain.db").path
+        let expected = try fingerprint(plainTemplate, key: nil)
+        let source = try contents(encrypted)
+        try campaign(
+            arguments: ["decrypt", encrypted, "-o", output, "--key-env", "KEY"], target: output,
+            restore: { try? FileManager.default.removeItem(atPath: output) },
+            state: {
+                XCTAssertEqual(try contents(encrypted), source, "the source changed")
+                guard FileManager.default.fileExists(atPath: output) else { return .original }
+                XCTAssertEqual(try fingerprint(output, key: nil), expected)
+                return .replaced
+            })
+    }
+
+    // MARK: - In place
+
+    func testKilledRekeyToSQLCipher3LeavesTheOldOrTheNewFile() throws {
+        let template = dir.appendingPathComponent("enc-template.db").path
+        try DatabaseEncryption.encrypt(plainTemplate, to: template, key: key)
+        let path = dir.appendingPathComponent("app.db").path
+        let expected = try fingerprint(plainTemplate, key: nil)
+        let original = try contents(template)
+        var sqlcipher3 = Database.Options()
+        sqlcipher3.cipher = .sqlcipher3
+        try campaign(
+            arguments: ["rekey", path, "--key-env", "KEY", "--new-key-env", "OTHER", "--new-format", "sqlcipher3"], target: path,
+            restore: { try copy(template, to: path) },
+            state: {
+                if try contents(path) == original { return .original }
+                XCTAssertEqual(try fingerprint(path, key: newKey, options: sqlcipher3), expected)
+                return .replaced
+            })
+    }
+
+    /// A WAL source with committed frames not yet checkpointed: the frames
+    /// must reach the encrypted file, and no stale WAL may meet it.
+    func testKilledMigrateInPlaceOfAWALDatabaseLeavesTheOriginalOrTheEncryptedFile() throws {
+        let template = dir.appendingPathComponent("wal-template.db").path
+        try makeWALCopy(of: plainTemplate, at: template)
+        let path = dir.appendingPathComponent("app.db").path
+        let expected = try fingerprint(template, key: nil)
+        try campaign(
+            arguments: ["migrate", path, "--key-env", "KEY"], target: path,
+            restore: {
+                try copy(template, to: path)
+                try copy(template + "-wal", to: path + "-wal")
+            },
+            state: {
+                if try FileFormat.detect(at: path) != .notPlaintext {
+                    XCTAssertEqual(try fingerprint(path, key: nil), expected)
+                    return .original
+                }
+                XCTAssertEqual(fileSize(path + "-wal"), 0, "a WAL is left beside the encrypted file")
+                XCTAssertEqual(try fingerprint(path, key: key), expected)
+                return .replaced
+            })
+    }
+
+    // MARK: - Schema migrations
+
+    /// Three migrations, each in its own transaction: after any kill the
+    /// database is at some version with exactly that version's schema and rows.
+    func testKilledSchemaMigrationsLeaveAConsistentVersion() throws {
+        let migrations = dir.appendingPathComponent("Migrations")
+        try FileManager.default.createDirectory(at: migrations, withIntermediateDirectories: false)
+        let files = [
+            "0001_tags.sql": "CREATE TABLE tag(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO tag SELECT id, title FROM note;",
+            "0002_tag_index.sql": "CREATE INDEX tag_by_name ON tag(name);",
+            "0003_archived.sql": "ALTER TABLE note ADD COLUMN archived INTEGER NOT NULL DEFAULT 0; UPDATE note SET archived = id % 2;",
+        ]
+        for (name, sql) in files { try Data(sql.utf8).write(to: migrations.appendingPathComponent(name)) }
+        let template = dir.appendingPathComponent("enc-template.db").path
+        try DatabaseEncryption.encrypt(plainTemplate, to: template, key: key)
+        try Database(path: template, key: key).execute("PRAGMA user_version = 0")
+        let path = dir.appendingPathComponent("app.db").path
+        let arguments = ["schema", path, "--dir", migrations.path, "--key-env", "KEY"]
+
+        try copy(template, to: path)
+        let started = Date()
+        XCTAssertEqual(try dbcrypt(arguments, environment: keyEnvironment).status, 0)
+        let duration = Date().timeIntervalSince(started)
+        XCTAssertEqual(try schemaVersion(path), 3)
+
+        var versions = [Int: Int]()
+        try copy(template, to: path)
+        let points = Array(repeating: KillPoint.random, count: killCount(12))
+            + Array(repeating: .fileAppears(directory: dir.path, prefix: "app.db-journal"), count: killCount(4))
+        for point in points {
+            _ = try runAndKill(at: point, typicalDuration: duration) { try startDbcrypt(arguments, environment: keyEnvironment) }
+            let version = try schemaVersion(path)
+            versions[version, default: 0] += 1
+            if version == 3 { try copy(template, to: path) }
+        }
+        print("schema: \(points.count) kills within \(Int(duration * 1000)) ms runs left versions \(versions.sorted { $0.key < $1.key })")
+        XCTAssertGreaterThan(versions.filter { $0.key < 3 }.count, 0, "no kill landed mid-way: the test proves little")
+        XCTAssertEqual(try dbcrypt(arguments, environment: keyEnvironment).status, 0)
+        XCTAssertEqual(try schemaVersion(path), 3)
+    }
+
+    /// The version the database is at, after checking that its schema and
+    /// rows are exactly those of that version (which rolls back a
+    /// transaction the kill interrupted).
+    private func schemaVersion(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let db = try Database(path: path, key: key)
+        defer { db.close() }
+        XCTAssertEqual(try db.fetchScalar(String.self, "PRAGMA quick_check"), "ok", file: file, line: line)
+        let version = try db.fetchScalar(Int.self, "PRAGMA user_version") ?? -1
+        let names = Set(try db.fetchAll(String.self, "SELECT name FROM sqlite_master"))
+        let recorded = names.contains("dbcrypt_migrations") ? try db.fetchScalar(Int.self, "SELECT count(*) FROM dbcrypt_migrations") : 0
+        XCTAssertEqual(recorded, version, "user_version and the migration record disagree", file: file, line: line)
+        XCTAssertEqual(names.contains("tag"), version >= 1, file: file, line: line)
+        if version >= 1 { XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM tag"), Self.rows, file: file, line: line) }
+        XCTAssertEqual(names.contains("tag_by_name"), version >= 2, file: file, line: line)
+        let columns = try db.fetchAll("PRAGMA table_info(note)").map { row -> String in try row["name"] }
+        XCTAssertEqual(columns.contains("archived"), version >= 3, file: file, line: line)
+        if version >= 3 { XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT sum(archived) FROM note"), Self.rows / 2, file: file, line: line) }
+        return version
+    }
+
+    // MARK: - The campaign
+
+    enum Left { case original, replaced }
+
+    /// Runs `arguments` uninterrupted once (timing it), then kills it at
+    /// random moments, when its temporary file appears beside `target`, and
+    /// right after the rename over `target`. `state` checks the files after
+    /// each kill and says what they hold; `restore` puts the original back.
+    private func campaign(arguments: [String], target: String, restore: () throws -> Void, state: () throws -> Left) throws {
+        let folder = (target as NSString).deletingLastPathComponent
+        let temporary = "." + (target as NSString).lastPathComponent + ".dbcrypt-"
+        try restore()
+        let started = Date()
+        let run = try dbcrypt(arguments, environment: keyEnvironment)
+        let duration = Date().timeIntervalSince(started)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try state(), .replaced)
+        try restore()
+
+        let points: [(KillPoint, expected: Left?)] =
+            Array(repeating: (.random, nil), count: killCount(10))
+            + Array(repeating: (.fileAppears(directory: folder, prefix: temporary), .original), count: killCount(3))
+            + Array(repeating: (.pathReplaced(target), .replaced), count: killCount(3))
+        var tally = [Left.original: 0, .replaced: 0]
+        for (point, expected) in points.shuffled() {
+            let landed = try runAndKill(at: point, typicalDuration: duration) { try startDbcrypt(arguments, environment: keyEnvironment) }
+            let left = try state()
+            tally[left, default: 0] += 1
+            if landed, let expected { XCTAssertEqual(left, expected, "killed \(point)") }
+            if left == .replaced { try restore() }
+        }
+        print("\(arguments[0]): \(points.count) kills within \(Int(duration * 1000)) ms runs: "
+              + "\(tally[.original]!) left the original, \(tally[.replaced]!) the new file")
+        XCTAssertGreaterThan(tally[.original]!, 0)
+        XCTAssertGreaterThan(tally[.replaced]!, 0)
+
+        // The next run removes what the killed ones left behind.
+        XCTAssertEqual(try dbcrypt(arguments, environment: keyEnvironment).status, 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(temporary) }
+        XCTAssertEqual(left, [], "temporary files left behind")
+    }
+
+    // MARK: - Files
+
+    /// What an export must keep, after an integrity check: schema,
+    /// user_version, and aggregates over every row.
+    private func fingerprint(_ path: String, key: DatabaseKey?, options: Database.Options = Database.Options(),
+                             file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        var options = options
+        options.readOnly = true
+        let db = try Database(path: path, key: key, options: options)
+        defer { db.close() }
+        XCTAssertEqual(try db.fetchScalar(String.self, "PRAGMA quick_check"), "ok", file: file, line: line)
+        var lines = try db.fetchAll(String.self, "SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_master ORDER BY name")
+        lines.append("user_version \(try db.fetchScalar(Int.self, "PRAGMA user_version") ?? -1)")
+        for sql in ["SELECT count(*), sum(length(title)), sum(length(body)), total(score), max(id) FROM note",
+                    "SELECT count(*), group_concat(name) FROM author"] {
+            let row = try db.fetchOne(sql)!
+            lines.append((0..<row.count).map { "\(row[$0])" }.joined(separator: " "))
+        }
+        return lines
+    }
+
+    /// Copies `source` to `path` with its last rows committed only to a WAL.
+    private func makeWALCopy(of source: String, at path: String) throws {
+        let building = path + ".building"
+        try copy(source, to: building)
+        var options = Database.Options()
+        options.journalMode = .wal
+        let db = try Database(path: building, options: options)
+        try db.execute("UPDATE note SET title = title || ' (edited)' WHERE id % 3 = 0; INSERT INTO author(name) VALUES ('only in the WAL')")
+        // Copied while the writer is open: the copy's frames are not checkpointed.
+        try copy(building, to: path)
+        try copy(building + "-wal", to: path + "-wal")
+        db.close()
+        try FileManager.default.removeItem(atPath: building)
+        XCTAssertGreaterThan(fileSize(path + "-wal"), 0)
+    }
+}
+
+/// Replaces whatever is at `path` with a copy of `source`.
+private func copy(_ source: String, to path: String) throws {
+    try? FileManager.default.removeItem(atPath: path)
+    try FileManager.default.copyItem(atPath: source, toPath: path)
+}
+
+/// The size of the file at `path`, 0 when there is none.
+private func fileSize(_ path: String) -> Int {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+}
