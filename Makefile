@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench profile sanitize fuzz
+.PHONY: demo test build bootstrap bench profile sanitize fuzz kill-tests
 
 bootstrap:
 	@scripts/bootstrap
@@ -46,3 +46,10 @@ sanitize: bootstrap
 ## files, SQL text), each for FUZZ_SECONDS (default 60) from the seeds in Fuzz/Corpus.
 fuzz: bootstrap
 	@scripts/fuzz
+
+## kill-tests: the kill tests only, KILL_SCALE (default 10) times as many
+## kills as make test runs (about 12 minutes at the default on 2 cores).
+kill-tests: bootstrap
+	swift build --build-tests
+	DBCRYPT_KILL_SCALE=$${KILL_SCALE:-10} swift test --skip-build --disable-swift-testing \
+		--filter 'CommandKillTests|DatabaseEncryptionCrashTests'

@@ -26,13 +26,8 @@ struct Check: ParsableCommand {
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             let problems: [String]
             var pages = 0
-            let db: Database
-            do {
-                db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
-            } catch let error as DatabaseError where error.resultCode == 11 { // SQLITE_CORRUPT: it opened, then broke
-                printError("\(database) is damaged: \(error)")
-                throw ExitCode(ExitStatus.damaged)
-            }
+            // A file SQLite finds malformed at open is DatabaseError.damaged: exit 4.
+            let db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
             do {
                 pages = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
                 problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }

@@ -14,8 +14,8 @@ struct DBCryptCommand: ParsableCommand {
             newline is ignored) or a raw key written x'<64 hex digits>' (or x'<96 hex \
             digits>' with its salt).
 
-            Exit status: 0 success; 1 failure; 3 wrong key, or not a database; 4 damage \
-            found by check; 64 usage error.
+            Exit status: 0 success; 1 failure; 3 wrong key, or not a database; 4 the \
+            database is damaged; 64 usage error.
 
             Example:
               export APP_KEY='correct horse battery staple'
@@ -30,6 +30,25 @@ struct DBCryptCommand: ParsableCommand {
     /// with EFBIG, the routine cleans up, and the error says what happened.
     static func main() {
         signal(SIGXFSZ, SIG_IGN)
-        main(nil)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exitReporting(error)
+        }
+    }
+
+    /// Exits for `error` as ArgumentParser does (help on stdout, exit codes
+    /// as thrown), except that a usage error is one line on stderr, naming
+    /// the help to read, instead of the whole usage.
+    private static func exitReporting(_ error: Error) -> Never {
+        let status = exitCode(for: error)
+        guard status == .validationFailure else { exit(withError: error) }
+        let names = configuration.subcommands.map { $0._commandName }
+        let subcommand = CommandLine.arguments.dropFirst().first { names.contains($0) }
+        var message = message(for: error)
+        while message.last == "." { message.removeLast() }
+        printError("\(message): see 'dbcrypt\(subcommand.map { " " + $0 } ?? "") --help'.")
+        Foundation.exit(status.rawValue)
     }
 }

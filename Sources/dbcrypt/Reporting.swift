@@ -25,9 +25,11 @@ func reportingErrors(_ body: () throws -> Void) throws {
         printError(error.description)
         throw ExitCode(ExitStatus.failure)
     } catch let error as DatabaseError {
-        printError(error.description)
+        printError(commandLineDescription(error))
         switch error {
         case .wrongKeyOrNotADatabase: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
+        case .damaged: throw ExitCode(ExitStatus.damaged)
+        case _ where error.resultCode == 11: throw ExitCode(ExitStatus.damaged)   // SQLITE_CORRUPT in a statement
         default: throw ExitCode(ExitStatus.failure)
         }
     } catch {
@@ -36,9 +38,29 @@ func reportingErrors(_ body: () throws -> Void) throws {
     }
 }
 
-/// `dbcrypt: message` on stderr.
+/// The sentence for `error`, where the library's advice names an option
+/// the command line spells differently.
+func commandLineDescription(_ error: DatabaseError) -> String {
+    switch error {
+    case let .fileNotFound(path):
+        var info = stat()
+        if lstat(path, &info) == 0, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+            return "No database at \(path): it is a symbolic link to \(target), which does not exist."
+        }
+        return "No database at \(path): check the path."
+    case let .destinationExists(path):
+        return "\(path) already exists: choose another output, or pass --force to replace it."
+    case let .hardLinked(path, links):
+        return "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
+    default:
+        return error.description
+    }
+}
+
+/// `dbcrypt: message` on stderr, on one line.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("dbcrypt: \(message)\n".utf8))
+    let line = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
+    FileHandle.standardError.write(Data("dbcrypt: \(line)\n".utf8))
 }
 
 /// Refuses a path that is missing, a directory, or empty, before any key is asked.

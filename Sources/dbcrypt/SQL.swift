@@ -42,6 +42,9 @@ struct SQL: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            if !create, case .missing = try FileFormat.detect(at: database) {
+                throw CLIError("No database at \(database): check the path, or pass --create to make a new one.")
+            }
             let format = try create ? FileFormat.detect(at: database) : requireDatabaseFile(database)
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()

@@ -47,25 +47,32 @@ struct Schema: ParsableCommand {
             options.create = true
             let queue = try DatabaseQueue(path: database, key: databaseKey, options: options)
             if status {
-                // The status of a damaged file is not "fine": say it is damaged, as check does.
-                let problems: [String]
-                do {
-                    problems = try queue.inDatabase { db in try db.fetchAll(String.self, "PRAGMA quick_check") }.filter { $0 != "ok" }
-                } catch let error as DatabaseError where [11, 26].contains(error.resultCode) {
-                    problems = [error.description]   // SQLITE_CORRUPT, SQLITE_NOTADB: damage; anything else is rethrown
-                }
-                guard problems.isEmpty else {
-                    throw CLIError("\(database) is damaged: \(problems.prefix(3).joined(separator: "; ")) Run dbcrypt check for details.",
-                                   status: ExitStatus.damaged)
-                }
+                try requireIntact(queue)
                 for entry in try migrator.status(queue) {
                     print(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
                 }
                 return
             }
+            // Writing to a damaged file can only make it worse.
+            if try migrator.status(queue).contains(where: { $0.appliedAt == nil }) { try requireIntact(queue) }
             let applied = try migrator.migrate(queue)
             for migration in applied { print("applied \(migration.source == "code" ? migration.name : migration.source)") }
             if applied.isEmpty { print("up to date: no pending migration") }
+        }
+    }
+
+    /// Refuses a damaged database (exit 4), as check does: its status is not
+    /// "fine", and migrating it would write to it.
+    private func requireIntact(_ queue: DatabaseQueue) throws {
+        let problems: [String]
+        do {
+            problems = try queue.inDatabase { db in try db.fetchAll(String.self, "PRAGMA quick_check") }.filter { $0 != "ok" }
+        } catch let error as DatabaseError where [11, 26].contains(error.resultCode) {
+            problems = [error.description]   // SQLITE_CORRUPT, SQLITE_NOTADB: damage; anything else is rethrown
+        }
+        guard problems.isEmpty else {
+            throw CLIError("\(database) is damaged (\(problems.prefix(3).joined(separator: "; "))): run dbcrypt check for details.",
+                           status: ExitStatus.damaged)
         }
     }
 }

@@ -42,7 +42,8 @@ public final class Database {
     ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
     ///   ``DatabaseError/cannotOpen(path:reason:)``; ``DatabaseError/unfinishedTransaction(path:)``
     ///   when a read-only connection meets a transaction a stopped process left
-    ///   unfinished; ``DatabaseError/invalidKey(reason:)``;
+    ///   unfinished; ``DatabaseError/damaged(path:reason:)`` when SQLite finds the
+    ///   file malformed; ``DatabaseError/invalidKey(reason:)``;
     ///   ``DatabaseError/notSQLCipher(sqliteVersion:)``;
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``.
     public init(path: String, key: DatabaseKey? = nil, options: Options = Options()) throws {
@@ -83,8 +84,11 @@ public final class Database {
     ) throws -> (Connection, CipherSettings) {
         var isExistingEncryptedFile = false
         var isNewFile = false
+        var isPlaintextFile = false
         if path != ":memory:" && !path.isEmpty {
-            switch try FileFormat.detect(at: path) {
+            let format = try FileFormat.detect(at: path)
+            if case .plaintext = format { isPlaintextFile = true }
+            switch format {
             case .missing where options.readOnly || !options.create:
                 throw DatabaseError.fileNotFound(path: path)
             case .plaintext where key != nil:
@@ -103,6 +107,9 @@ public final class Database {
             let connection = try connect(path: path, key: key, settings: options.cipher, options: options,
                                          library: library, writesHeader: isNewFile)
             return (connection, options.cipher)
+        } catch DatabaseError.wrongKeyOrNotADatabase(path) where isPlaintextFile {
+            // No key is involved: the file starts as a SQLite database does and is not one.
+            throw DatabaseError.damaged(path: path, reason: "it starts as a SQLite database does, but its header is not valid")
         } catch DatabaseError.wrongKeyOrNotADatabase(path) where isExistingEncryptedFile && options.tryOtherFormat
             && library.formats.contains(options.cipher.format.other) {
             // The other standard format, on a fresh connection: a connection

@@ -85,6 +85,9 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// connection with write access can roll it back, which any read-write
     /// open does by itself.
     case unfinishedTransaction(path: String)
+    /// SQLite found the file malformed: truncated, overwritten, or a header
+    /// that is not valid. `reason` says what SQLite saw.
+    case damaged(path: String, reason: String)
 
     // MARK: - Using a connection
 
@@ -126,7 +129,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .ownershipNotKept: return SQLITE_PERM
         case .uncheckpointedReadOnlySource, .unfinishedTransaction: return SQLITE_READONLY
         case .cancelled: return SQLITE_INTERRUPT
-        case .verificationFailed: return SQLITE_CORRUPT
+        case .verificationFailed, .damaged: return SQLITE_CORRUPT
         case .permissionDenied: return SQLITE_PERM
         case .connectionClosed: return SQLITE_MISUSE
         case .reentrantQueueAccess: return SQLITE_MISUSE
@@ -193,6 +196,8 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "\(path) has a write-ahead log (\(path)-wal) that may hold changes not yet in the file, and reading them needs write access: close the apps using it (or open it once with write access) so the log is folded in, then try again."
         case let .fileSizeLimit(path):
             return "A file-size limit (ulimit -f) stopped writing beside \(path): nothing was changed; raise the limit and try again."
+        case let .damaged(path, reason):
+            return "\(path) is damaged (\(reason)): restore it from a backup."
         case let .unfinishedTransaction(path):
             return "\(path) has a transaction that a stopped process left unfinished (in \(path)-journal or -wal), and only a connection with write access can roll it back: open it once with write access, then try again."
         case .rekeyNotEncrypted:

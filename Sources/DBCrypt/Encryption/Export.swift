@@ -80,7 +80,12 @@ struct Export {
 
         let source = try openSource()
         defer { source.close() }
-        let facts = try SourceFacts(source)
+        let facts: SourceFacts
+        do {
+            facts = try SourceFacts(source)
+        } catch let DatabaseError.sqlite(code, message, _) where code & 0xFF == SQLITE_CORRUPT {
+            throw DatabaseError.damaged(path: sourcePath, reason: message)
+        }
         let cipher = destinationCipher ?? source.cipher ?? .sqlcipher4
         // A passphrase is derived once, here; the new file is written and
         // checked with the resulting raw key and salt, and opens later with
@@ -270,7 +275,7 @@ struct Export {
         }
     }
 
-    /// Cancellation, a full disk and a file-size limit get their own errors.
+    /// Cancellation, a full disk, a file-size limit and a damaged source get their own errors.
     private func translate(_ error: Error, systemError: Int32) -> Error {
         if options.cancellation?.isCancelled == true { return DatabaseError.cancelled }
         if systemError == EFBIG { return DatabaseError.fileSizeLimit(path: destinationPath) }
@@ -279,6 +284,9 @@ struct Export {
         switch error {
         case _ where error.resultCode == SQLITE_INTERRUPT: return DatabaseError.cancelled
         case _ where error.resultCode == SQLITE_FULL: return DatabaseError.diskFull(path: destinationPath)
+        // The new file is written, not read: a malformed page is the source's.
+        case let .sqlite(code, message, _) where code & 0xFF == SQLITE_CORRUPT:
+            return DatabaseError.damaged(path: sourcePath, reason: message)
         // sqlcipher_export reports a failed write as SQLITE_ERROR with
         // SQLite's sentence for SQLITE_FULL, and errno is not always kept.
         case let .sqlite(_, message, _) where message.contains(String(cString: sqlite3_errstr(SQLITE_FULL))):

@@ -3,11 +3,15 @@ import Foundation
 /// Which file a path names: through symbolic links, by identity (device and
 /// inode), and by how many names it has.
 enum FilePaths {
-    /// The path of the file `path` names, every symbolic link resolved.
+    /// The path of the file `path` names: `path` itself when it is not a
+    /// symbolic link (so that messages name the file as the user did), else
+    /// the link's target, every link resolved.
     ///
     /// - throws: ``DatabaseError/fileNotFound(path:)`` when it names no file
     ///   (a dangling link included), ``DatabaseError/cannotOpen(path:reason:)``.
     static func target(of path: String) throws -> String {
+        var info = stat()
+        if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFLNK { return path }
         guard let resolved = realpath(path, nil) else {
             let code = errno
             if code == ENOENT { throw DatabaseError.fileNotFound(path: path) }

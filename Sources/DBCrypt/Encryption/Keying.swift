@@ -67,7 +67,8 @@ extension Connection {
 
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
     /// first page. SQLITE_NOTADB here means the key (or settings) do not open
-    /// the file, or that it is not a database; SQLITE_READONLY_ROLLBACK and
+    /// the file, or that it is not a database; SQLITE_CORRUPT, that it is
+    /// damaged; SQLITE_READONLY_ROLLBACK and
     /// SQLITE_READONLY_RECOVERY, that a read-only connection met a transaction
     /// a stopped process left unfinished.
     func verifyReadable(path: String) throws {
@@ -77,6 +78,8 @@ extension Connection {
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         } catch let DatabaseError.sqlite(code, _, _) where code == Self.readOnlyRollback || code == Self.readOnlyRecovery {
             throw DatabaseError.unfinishedTransaction(path: path)
+        } catch let DatabaseError.sqlite(code, message, _) where code & 0xFF == SQLITE_CORRUPT {
+            throw DatabaseError.damaged(path: path, reason: message)
         }
     }
 

@@ -100,30 +100,39 @@ public struct SchemaMigrator {
     ///
     /// - throws: ``SchemaMigrationError/unreadableDirectory(path:reason:)``.
     public mutating func loadDirectory(_ directory: String) throws {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw SchemaMigrationError.unreadableDirectory(path: directory, reason: (error as NSError).localizedFailureReason ?? "\(error)")
+        guard let folder = opendir(directory) else {
+            throw SchemaMigrationError.unreadableDirectory(path: directory, reason: String(cString: strerror(errno)))
         }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        closedir(folder)
         for file in names.sorted() where file.hasSuffix(".sql") && !file.hasPrefix(".") {
             guard let (number, name) = Self.parse(file) else {
                 invalidFiles.append(file)
                 continue
             }
-            let url = URL(fileURLWithPath: directory).appendingPathComponent(file)
-            let data: Data
-            do {
-                data = try Data(contentsOf: url)
-            } catch {
-                throw SchemaMigrationError.unreadableDirectory(path: url.path, reason: "\(error.localizedDescription)")
-            }
+            let path = (directory as NSString).appendingPathComponent(file)
+            let data = try Self.contents(of: path)
             let sql = String(decoding: data, as: UTF8.self)
             let firstLine = sql.prefix { $0 != "\n" && $0 != "\r\n" }.trimmingCharacters(in: .whitespaces)
             add(Migration(number: number, name: name, checksum: Self.sha256(data), source: file,
                           inTransaction: firstLine != Self.noTransactionMarker) { db in
                 try db.executeScript(sql) { _ in }
             })
+        }
+    }
+
+    /// The bytes of the migration file at `path`.
+    private static func contents(of path: String) throws -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SchemaMigrationError.unreadableDirectory(path: path, reason: String(cString: strerror(errno))) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            throw SchemaMigrationError.unreadableDirectory(path: path, reason: "it cannot be read as a file")
         }
     }
 

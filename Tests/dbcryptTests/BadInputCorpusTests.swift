@@ -1,0 +1,218 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// Bad input for every command: missing, empty, foreign, truncated and
+/// damaged files, directories and links where a database should be, wrong and
+/// unreadable keys, bad option values, outputs that are the input or exist,
+/// bad migration directories, bad SQL, bad usage. Every case exits with its
+/// status, prints nothing on stdout and one line on stderr that says what is
+/// wrong, and leaves every file in the directory byte-identical.
+final class BadInputCorpusTests: XCTestCase {
+    struct Case {
+        let arguments: [String]
+        let status: Int32
+        /// A part of the one line on stderr.
+        let says: String
+    }
+
+    var work: URL!
+
+    override func setUpWithError() throws {
+        work = try makeTemporaryDirectory(self)
+        try makeFixture(in: work)
+    }
+
+    /// The files every case runs among, by name. (Made in place: a copy of
+    /// the directory would not keep the hard link.)
+    private func makeFixture(in dir: URL) throws {
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        func write(_ name: String, _ data: Data) throws { try data.write(to: dir.appendingPathComponent(name)) }
+        try makePlaintextDatabase(path("plain.db"))
+        try DatabaseEncryption.encrypt(path("plain.db"), to: path("enc.db"), key: .passphrase(passphrase))
+        try DatabaseEncryption.encrypt(path("plain.db"), to: path("enc3.db"), key: .passphrase(passphrase), cipher: .sqlcipher3)
+        let plain = try contents(path("plain.db")), encrypted = try contents(path("enc.db"))
+        try write("empty.db", Data())
+        try write("text.txt", Data(String(repeating: "hello, this is not a database\n", count: 10).utf8))
+        var seed: UInt32 = 7
+        try write("random.bin", Data((0..<4096).map { _ in seed = seed &* 1_103_515_245 &+ 12345; return UInt8(truncatingIfNeeded: seed >> 16) }))
+        try write("header-only.db", Data("SQLite format 3\0".utf8) + Data(count: 84))
+        try write("truncated-plain.db", plain.prefix(1500))
+        try write("truncated.db", encrypted.prefix(1000))
+        try write("truncated2.db", encrypted.prefix(6000))
+        try FileManager.default.createDirectory(atPath: path("dir.db"), withIntermediateDirectories: false)
+        XCTAssertEqual(symlink("missing.db", path("dangling.db")), 0)
+        XCTAssertEqual(symlink("loop.db", path("loop.db")), 0)
+        XCTAssertEqual(symlink("enc.db", path("enc-link.db")), 0)
+        try FileManager.default.copyItem(atPath: path("plain.db"), toPath: path("linked.db"))
+        XCTAssertEqual(link(path("linked.db"), path("linked-too.db")), 0)
+        try write("key-empty", Data())
+        try write("key-malformed", Data("x'zz'".utf8))
+        let migrations = ["Migrations-ok": ("0001_x.sql", "CREATE TABLE x(a);"),
+                          "Migrations-broken": ("0001_x.sql", "CREATE TABLE (;"),
+                          "Migrations-misnamed": ("first.sql", "CREATE TABLE x(a);")]
+        for (folder, (name, sql)) in migrations {
+            try FileManager.default.createDirectory(atPath: path(folder), withIntermediateDirectories: false)
+            try write(folder + "/" + name, Data(sql.utf8))
+        }
+    }
+
+    /// Every case: the databases that are not what they should be, met by
+    /// every command; then keys, options, outputs, migrations and SQL.
+    private var cases: [Case] {
+        let key = ["--key-env", "KEY"]
+        var cases: [Case] = []
+        func add(_ arguments: [String], _ status: Int32, _ says: String) { cases.append(Case(arguments: arguments, status: status, says: says)) }
+
+        // Files that are not the database they should be, for every command.
+        let commands: [(name: String, arguments: (String) -> [String])] = [
+            ("migrate", { ["migrate", $0] + key }),
+            ("migrate -o", { ["migrate", $0, "-o", "out.db"] + key }),
+            ("decrypt", { ["decrypt", $0, "-o", "out.db"] + key }),
+            ("rekey", { ["rekey", $0, "--new-key-env", "OTHER"] + key }),
+            ("check", { ["check", $0] + key }),
+            ("check, no key", { ["check", $0] }),
+            ("info", { ["info", $0] + key }),
+            ("sql", { ["sql", $0, "SELECT count(*) FROM note"] + key }),
+            ("schema", { ["schema", $0, "--dir", "Migrations-ok"] + key }),
+        ]
+        for (name, arguments) in commands {
+            let isMigrate = name.hasPrefix("migrate")
+            if name != "schema" {   // schema creates a database that does not exist
+                add(arguments("missing.db"), 1, name == "sql" ? "No database at missing.db: check the path, or pass --create"
+                                                              : "No database at missing.db: check the path.")
+                add(arguments("dangling.db"), 1, name == "sql" ? "No database at dangling.db"
+                                                               : "dangling.db: it is a symbolic link to missing.db, which does not exist.")
+                add(arguments("empty.db"), 3, "empty.db is empty: it is not a database.")
+            }
+            add(arguments("dir.db"), 1, "dir.db is a directory, not a database file.")
+            add(arguments("loop.db"), 1, "Cannot open loop.db: Too many levels of symbolic links.")
+            for foreign in ["text.txt", "random.bin", "truncated.db"] {
+                if isMigrate {
+                    add(arguments(foreign), 1, "\(foreign) is not a plaintext SQLite database")
+                } else if name == "check, no key" {
+                    add(arguments(foreign), 1, "No key given: use --key-env or --key-file")
+                } else {
+                    add(arguments(foreign), 3, "The key does not open \(foreign), or it is not a database")
+                }
+            }
+            for broken in ["header-only.db", "truncated-plain.db"] {
+                if isMigrate || name == "check, no key" {
+                    add(arguments(broken), 4, "\(broken) is damaged (")
+                } else {
+                    add(arguments(broken), 1, "The database at \(broken) is not encrypted")
+                }
+            }
+            if isMigrate {
+                add(arguments("truncated2.db"), 1, "truncated2.db is not a plaintext SQLite database")
+            } else if name == "check, no key" {
+                add(arguments("truncated2.db"), 1, "No key given")
+            } else {
+                add(arguments("truncated2.db"), 4, name == "sql" || name == "info" ? "database disk image is malformed" : "truncated2.db is damaged")
+            }
+            if !isMigrate && name != "check, no key" {
+                add(arguments("plain.db"), 1, "The database at plain.db is not encrypted: open it without a key")
+            }
+        }
+        for command in [["check", "enc.db"], ["info", "enc.db"], ["sql", "enc.db", "SELECT 1"], ["decrypt", "enc.db", "-o", "out.db"],
+                        ["rekey", "enc.db", "--new-key-env", "OTHER"], ["schema", "enc.db", "--dir", "Migrations-ok"]] {
+            add(command + ["--key-env", "OTHER"], 3, "The key does not open enc.db, or it is not a database: check the key and the file.")
+        }
+        add(["migrate", "enc.db"] + key, 1, "enc.db is not a plaintext SQLite database (it is encrypted already")
+
+        // Keys that cannot be read.
+        for command in [["check", "enc.db"], ["migrate", "plain.db"], ["rekey", "enc.db", "--new-key-env", "OTHER"]] {
+            add(command + ["--key-env", "UNSET"], 1, "The environment variable UNSET is not set: put the key in it, or use --key-file.")
+            add(command + ["--key-env", "EMPTY"], 1, "The key in the environment variable EMPTY is empty.")
+            add(command + ["--key-file", "missing-key"], 1, "Cannot read the key file missing-key")
+            add(command + ["--key-file", "key-empty"], 1, "The key in the key file key-empty is empty.")
+            add(command + ["--key-file", "dir.db"], 1, "Cannot read the key file dir.db")
+            add(command + ["--key-file", "key-malformed"], 1, "The raw key in the key file key-malformed is malformed")
+        }
+        add(["rekey", "enc.db", "--new-key-env", "UNSET"] + key, 1, "The environment variable UNSET is not set: put the key in it, or use --new-key-file.")
+        add(["rekey", "enc.db", "--new-key-env", "EMPTY"] + key, 1, "The key in the environment variable EMPTY is empty.")
+        add(["rekey", "enc.db"] + key, 1, "No key given: use --new-key-env or --new-key-file")
+
+        // Cipher settings.
+        add(["migrate", "plain.db", "--page-size", "1000"] + key, 1, "the page size must be a power of two")
+        add(["migrate", "plain.db", "--kdf-iter", "0"] + key, 1, "the KDF iteration count must be from 1")
+        add(["rekey", "enc.db", "--new-key-env", "OTHER", "--new-page-size", "3"] + key, 1, "the page size must be a power of two")
+        add(["rekey", "enc.db", "--new-key-env", "OTHER", "--format", "sqlcipher3"] + key, 1, "use --new-format sqlcipher3")
+
+        // Outputs: the input itself, by any name; taken; nowhere to go.
+        for output in ["enc.db", "./enc.db", "enc-link.db"] {
+            add(["decrypt", "enc.db", "-o", output, "--force"] + key, 1, "is the input database itself")
+        }
+        add(["migrate", "plain.db", "-o", "plain.db", "--force"] + key, 1, "is the input database itself")
+        add(["migrate", "linked.db", "-o", "linked-too.db", "--force"] + key, 1, "is the input database itself")
+        add(["decrypt", "enc.db", "-o", "text.txt"] + key, 1, "text.txt already exists: choose another output, or pass --force to replace it.")
+        add(["migrate", "plain.db", "-o", "enc3.db"] + key, 1, "enc3.db already exists")
+        add(["decrypt", "enc.db", "-o", "nowhere/out.db"] + key, 1, "Cannot open nowhere/out.db: its directory does not exist.")
+        add(["decrypt", "enc.db", "-o", "dir.db", "--force"] + key, 1, "dir.db is a directory")
+        add(["decrypt", "enc.db", "-o", "dangling.db"] + key, 1, "it is a symbolic link to a file that does not exist")
+        add(["migrate", "linked.db"] + key, 1, "has 1 other name(s) (hard links)")
+
+        // Migrations and SQL.
+        add(["schema", "enc.db", "--dir", "nowhere"] + key, 1, "Cannot read the migrations directory nowhere: No such file or directory.")
+        add(["schema", "enc.db", "--dir", "text.txt"] + key, 1, "Cannot read the migrations directory text.txt: Not a directory.")
+        add(["schema", "enc.db", "--dir", "Migrations-broken"] + key, 1, "Migration 1 (x) failed and was rolled back")
+        add(["schema", "enc.db", "--dir", "Migrations-misnamed"] + key, 1, "first.sql")
+        add(["sql", "enc.db", "SELEC 1"] + key, 1, "syntax error")
+        add(["sql", "enc.db", "SELECT * FROM nowhere"] + key, 1, "no such table: nowhere")
+        add(["sql", "enc.db", "INSERT INTO author(id, name) VALUES (1, 'Ada')"] + key, 1, "UNIQUE constraint failed")
+        add(["sql", "enc.db", "SELEC 1; SELECT 2"] + key, 1, "syntax error")
+
+        // Usage.
+        add(["decrypt", "enc.db"] + key, 64, "Missing expected argument '--output <PATH>': see 'dbcrypt decrypt --help'.")
+        add(["migrate"], 64, "see 'dbcrypt migrate --help'.")
+        add(["bogus"], 64, "Unexpected argument 'bogus': see 'dbcrypt --help'.")
+        add(["migrate", "plain.db", "--format", "sqlcipher5"] + key, 64, "'sqlcipher5' is invalid for '--format <FORMAT>'")
+        add(["migrate", "plain.db", "--page-size", "99999999999999999999"] + key, 64, "is invalid for '--page-size <BYTES>'")
+        add(["check", "enc.db", "--key-file", "key-empty"] + key, 64, "Give --key-env or --key-file, not both")
+        add(["sql", "enc.db", "--json", "--csv", "SELECT 1"] + key, 64, "Give --json or --csv, not both")
+        add(["info", "enc.db", "extra"] + key, 64, "Unexpected argument 'extra'")
+        return cases
+    }
+
+    func testEveryCaseExitsWithOneLineAndChangesNothing() throws {
+        let environment = keyEnvironment.merging(["EMPTY": ""]) { $1 }
+        var expected = try snapshot(work)
+        let all = cases
+        for item in all {
+            let run = try dbcrypt(item.arguments, environment: environment, in: work)
+            let label = "dbcrypt " + item.arguments.joined(separator: " ")
+            XCTAssertEqual(run.status, item.status, "\(label): \(run.stderr)")
+            XCTAssertEqual(run.stdout, "", label)
+            XCTAssertTrue(run.stderr.hasPrefix("dbcrypt: ") && run.stderr.hasSuffix("\n"), "\(label): \(run.stderr)")
+            XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, "\(label): not one line: \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains(item.says), "\(label): \(run.stderr)")
+            let now = try snapshot(work)
+            if now != expected {
+                XCTFail("\(label) changed files: \(Set(now.keys).symmetricDifference(expected.keys).sorted()) "
+                        + "\(expected.filter { now[$0.key] != nil && now[$0.key] != $0.value }.keys.sorted())")
+                try FileManager.default.removeItem(at: work)
+                try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
+                try makeFixture(in: work)
+                expected = try snapshot(work)
+            }
+        }
+        print("bad-input corpus: \(all.count) cases")
+    }
+
+    /// Every file under `dir`: its bytes, a link's target, or "directory".
+    private func snapshot(_ dir: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let manager = FileManager.default
+        for name in try manager.subpathsOfDirectory(atPath: dir.path) {
+            let path = dir.appendingPathComponent(name).path
+            var info = stat()
+            XCTAssertEqual(lstat(path, &info), 0)
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK: files[name] = Data(("link to " + (try manager.destinationOfSymbolicLink(atPath: path))).utf8)
+            case S_IFDIR: files[name] = Data("directory".utf8)
+            default: files[name] = try contents(path) + Data("mode \(info.st_mode & 0o7777)".utf8)
+            }
+        }
+        return files
+    }
+}
