@@ -29,7 +29,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         switch error {
         case .wrongKeyOrNotADatabase: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
         case .damaged: throw ExitCode(ExitStatus.damaged)
-        case _ where error.resultCode == 11: throw ExitCode(ExitStatus.damaged)   // SQLITE_CORRUPT in a statement
+        case let .sqlite(code, _, _) where code & 0xFF == 11: throw ExitCode(ExitStatus.damaged)   // SQLITE_CORRUPT in a statement
         default: throw ExitCode(ExitStatus.failure)
         }
     } catch {

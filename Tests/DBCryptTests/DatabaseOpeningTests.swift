@@ -1,3 +1,4 @@
+import CSQLCipher
 import Foundation
 import XCTest
 @testable import DBCrypt
@@ -77,6 +78,36 @@ final class DatabaseOpeningTests: XCTestCase {
         XCTAssertThrowsError(try Database(path: path, key: key)) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }
+    }
+
+    /// A file SQLite finds malformed is damaged, not a wrong key: a truncated
+    /// plaintext file, a SQLite header with nothing valid behind it, and an
+    /// encrypted file cut short whose export reads the missing pages.
+    func testMalformedFilesAreDamaged() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let plain = dir.appendingPathComponent("plain.db").path
+        let db = try Database(path: plain)
+        try db.execute("CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO t SELECT randomblob(50) FROM n")
+        db.close()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: plain))
+        let truncated = dir.appendingPathComponent("truncated.db").path
+        try bytes.prefix(1500).write(to: URL(fileURLWithPath: truncated))
+        let headerOnly = dir.appendingPathComponent("header-only.db").path
+        try (Data("SQLite format 3\0".utf8) + Data(count: 84)).write(to: URL(fileURLWithPath: headerOnly))
+        for path in [truncated, headerOnly] {
+            XCTAssertThrowsError(try Database(path: path)) { error in
+                guard case DatabaseError.damaged(path, _) = error else { return XCTFail("\(path): \(error)") }
+                XCTAssertEqual((error as? DatabaseError)?.resultCode, SQLITE_CORRUPT)
+            }
+        }
+
+        let encrypted = dir.appendingPathComponent("encrypted.db").path
+        try DatabaseEncryption.encrypt(plain, to: encrypted, key: key)
+        try Data(contentsOf: URL(fileURLWithPath: encrypted)).prefix(6000).write(to: URL(fileURLWithPath: encrypted))
+        XCTAssertThrowsError(try DatabaseEncryption.decrypt(encrypted, key: key, to: dir.appendingPathComponent("out.db").path)) { error in
+            guard case DatabaseError.damaged(encrypted, _) = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("out.db").path))
     }
 
     func testMissingFileFailsWhenNotCreating() throws {

@@ -29,6 +29,7 @@ public enum DatabaseEncryption {
     ///   ``DatabaseError/sourceNotPlaintext(path:)``, ``DatabaseError/destinationExists(path:)``,
     ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/uncheckpointedReadOnlySource(path:)``,
     ///   ``DatabaseError/unfinishedTransaction(path:)`` (a source this process may only read),
+    ///   ``DatabaseError/damaged(path:reason:)`` (a source SQLite finds malformed),
     ///   ``DatabaseError/fileSizeLimit(path:)``,
     ///   ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
     ///   ``DatabaseError/databaseInUse(path:)``, ``DatabaseError/insufficientSpace(path:needed:available:)``,
