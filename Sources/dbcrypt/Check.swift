@@ -8,6 +8,8 @@ struct Check: ParsableCommand {
         discussion: """
             Opens the database read-only and runs SQLite's integrity check, which reads every \
             page in use; on an encrypted database each page's HMAC is verified as it is read. \
+            A transaction that a stopped process left unfinished is rolled back first (as any \
+            SQLite program does when it opens the file to write), and a note says so. \
             Exit status 0: intact; 3: wrong key or not a database; 4: damaged.
 
             Example:
@@ -31,7 +33,7 @@ struct Check: ParsableCommand {
             do {
                 pages = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
                 problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
-            } catch let error as DatabaseError {
+            } catch let error as DatabaseError where isDamage(error) {
                 problems = [error.description]
             }
             guard problems.isEmpty else {

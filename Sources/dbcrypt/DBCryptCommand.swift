@@ -45,7 +45,7 @@ struct DBCryptCommand: ParsableCommand {
         let status = exitCode(for: error)
         guard status == .validationFailure else { exit(withError: error) }
         let names = configuration.subcommands.map { $0._commandName }
-        let subcommand = CommandLine.arguments.dropFirst().first { names.contains($0) }
+        let subcommand = CommandLine.arguments.dropFirst().first.flatMap { names.contains($0) ? $0 : nil }
         var message = message(for: error)
         while message.last == "." { message.removeLast() }
         printError("\(message): see 'dbcrypt\(subcommand.map { " " + $0 } ?? "") --help'.")

@@ -55,9 +55,11 @@ struct Info: ParsableCommand {
                 if let value = try db.fetchOne("PRAGMA \(pragma)")?[0] { facts.append((pragma, JSONValue(value))) }
             }
             var tables: [(String, JSONValue)] = []
-            for name in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
-                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                tables.append((name, .number(Double(try db.fetchScalar(Int.self, "SELECT count(*) FROM \(quoted)") ?? 0))))
+            try namingDamage(of: database) {
+                for name in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                    let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                    tables.append((name, .number(Double(try db.fetchScalar(Int.self, "SELECT count(*) FROM \(quoted)") ?? 0))))
+                }
             }
             facts.append(("tables", .object(tables)))
             print(render(facts))

@@ -28,8 +28,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         printError(commandLineDescription(error))
         switch error {
         case .wrongKeyOrNotADatabase: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
-        case .damaged: throw ExitCode(ExitStatus.damaged)
-        case let .sqlite(code, _, _) where code & 0xFF == 11: throw ExitCode(ExitStatus.damaged)   // SQLITE_CORRUPT in a statement
+        case _ where isDamage(error): throw ExitCode(ExitStatus.damaged)
         default: throw ExitCode(ExitStatus.failure)
         }
     } catch {
@@ -38,16 +37,33 @@ func reportingErrors(_ body: () throws -> Void) throws {
     }
 }
 
+/// Whether `error` says that an opened database is damaged: SQLite found it
+/// malformed (SQLITE_CORRUPT), or a page of it does not decrypt (SQLITE_NOTADB
+/// after the first page did).
+func isDamage(_ error: DatabaseError) -> Bool {
+    switch error {
+    case .damaged: true
+    case let .sqlite(code, _, _): [11, 26].contains(code & 0xFF)
+    default: false
+    }
+}
+
+/// Runs `body`, which reads `database` once it is open: damage met there
+/// becomes `DatabaseError.damaged`, naming the file.
+func namingDamage<T>(of database: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let DatabaseError.sqlite(code, message, _) where isDamage(.sqlite(code: code, message: message, sql: nil)) {
+        throw DatabaseError.damaged(path: database, reason: message)
+    }
+}
+
 /// The sentence for `error`, where the library's advice names an option
 /// the command line spells differently.
 func commandLineDescription(_ error: DatabaseError) -> String {
     switch error {
     case let .fileNotFound(path):
-        var info = stat()
-        if lstat(path, &info) == 0, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
-            return "No database at \(path): it is a symbolic link to \(target), which does not exist."
-        }
-        return "No database at \(path): check the path."
+        return missingDatabaseSentence(path)
     case let .destinationExists(path):
         return "\(path) already exists: choose another output, or pass --force to replace it."
     case let .hardLinked(path, links):
@@ -55,6 +71,16 @@ func commandLineDescription(_ error: DatabaseError) -> String {
     default:
         return error.description
     }
+}
+
+/// Why there is no database at `path`; `createOption` is the option that
+/// would make one, for the commands that have it.
+func missingDatabaseSentence(_ path: String, createOption: String? = nil) -> String {
+    if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+        return "No database at \(path): it is a symbolic link to \(target), which does not exist."
+    }
+    guard let createOption else { return "No database at \(path): check the path." }
+    return "No database at \(path): check the path, or pass \(createOption) to make a new one."
 }
 
 /// `dbcrypt: message` on stderr, on one line.

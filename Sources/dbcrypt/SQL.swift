@@ -42,16 +42,18 @@ struct SQL: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            if !create, case .missing = try FileFormat.detect(at: database) {
-                throw CLIError("No database at \(database): check the path, or pass --create to make a new one.")
+            let format: FileFormat
+            do {
+                format = try create ? FileFormat.detect(at: database) : requireDatabaseFile(database)
+            } catch DatabaseError.fileNotFound {
+                throw CLIError(missingDatabaseSentence(database, createOption: "--create"))
             }
-            let format = try create ? FileFormat.detect(at: database) : requireDatabaseFile(database)
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
             options.create = create
             let db = try Database(path: database, key: databaseKey, options: options)
             let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
-            try db.executeScript(sql) { cursor in try output.print(cursor) }
+            try namingDamage(of: database) { try db.executeScript(sql) { cursor in try output.print(cursor) } }
         }
     }
 }

@@ -67,8 +67,8 @@ struct Schema: ParsableCommand {
         let problems: [String]
         do {
             problems = try queue.inDatabase { db in try db.fetchAll(String.self, "PRAGMA quick_check") }.filter { $0 != "ok" }
-        } catch let error as DatabaseError where [11, 26].contains(error.resultCode) {
-            problems = [error.description]   // SQLITE_CORRUPT, SQLITE_NOTADB: damage; anything else is rethrown
+        } catch let error as DatabaseError where isDamage(error) {
+            problems = [error.description]
         }
         guard problems.isEmpty else {
             throw CLIError("\(database) is damaged (\(problems.prefix(3).joined(separator: "; "))): run dbcrypt check for details.",

@@ -7,7 +7,9 @@ public enum KillPoint: Sendable, CustomStringConvertible {
     /// A random instant between the start and 1.1 times an uninterrupted run.
     case random
     /// The instant a file whose name starts with `prefix` appears in
-    /// `directory` (a routine's temporary file, a transaction's journal).
+    /// `directory`, or one already there is written (a routine's temporary
+    /// file, a transaction's journal). Files a killed run left behind do not
+    /// count until they are written again.
     case fileAppears(directory: String, prefix: String)
     /// The instant `path` names another file than it did at the start: right
     /// after a rename over it, or after it first appears.
@@ -42,13 +44,18 @@ public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start
     case .pathReplaced(let path), .fileModified(let path): FileIdentity(path)
     default: nil
     }
+    let leftovers: [String: FileIdentity] = if case .fileAppears(let directory, let prefix) = point {
+        entries(of: directory, prefix: prefix)
+    } else {
+        [:]
+    }
     let process = try start()
     defer { process.waitUntilExit() }
     switch point {
     case .random:
         usleep(useconds_t(Double.random(in: 0...(typicalDuration * 1.1)) * 1_000_000))
     case .fileAppears(let directory, let prefix):
-        while !directoryHasEntry(directory, prefix: prefix) {
+        while entries(of: directory, prefix: prefix).allSatisfy({ name, now in now.sameContentStamp(as: leftovers[name]) }) {
             guard process.isRunning else { return false }
             usleep(50)
         }
@@ -83,7 +90,11 @@ private struct FileIdentity: Equatable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
+        #if canImport(Glibc)
         modified = info.st_mtim
+        #else
+        modified = info.st_mtimespec
+        #endif
     }
 
     /// The same file: size and modification time do not count.
@@ -97,12 +108,16 @@ private struct FileIdentity: Equatable {
     }
 }
 
-private func directoryHasEntry(_ directory: String, prefix: String) -> Bool {
-    guard let dir = opendir(directory) else { return false }
+/// The files in `directory` whose names start with `prefix`.
+private func entries(of directory: String, prefix: String) -> [String: FileIdentity] {
+    guard let dir = opendir(directory) else { return [:] }
     defer { closedir(dir) }
+    var found: [String: FileIdentity] = [:]
     while let entry = readdir(dir) {
         let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name.hasPrefix(prefix) { return true }
+        if name.hasPrefix(prefix), let identity = FileIdentity((directory as NSString).appendingPathComponent(name)) {
+            found[name] = identity
+        }
     }
-    return false
+    return found
 }

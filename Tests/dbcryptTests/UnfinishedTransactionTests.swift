@@ -97,5 +97,14 @@ final class UnfinishedTransactionTests: XCTestCase {
         XCTAssertEqual(try contents(path("app.db")), before.0)
         XCTAssertEqual(try contents(path("app.db-journal")), before.1)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out.path), [])
+
+        // A file the user may write, in a directory where the journal cannot
+        // be deleted: the same advice, not a half-done rollback.
+        for file in ["app.db", "app.db-journal"] { XCTAssertEqual(chown(path(file), 65534, 65534), 0) }
+        let check = try dbcrypt(["check", path("app.db"), "--key-env", "KEY"], environment: keyEnvironment, as: 65534)
+        XCTAssertEqual(check.status, 1, check.stderr)
+        XCTAssertEqual(check.stderr, "dbcrypt: " + DatabaseError.unfinishedTransaction(path: path("app.db")).description + "\n")
+        XCTAssertEqual(try contents(path("app.db")), before.0)
+        XCTAssertEqual(try contents(path("app.db-journal")), before.1)
     }
 }

@@ -305,6 +305,10 @@ struct Export {
         let copy: Database
         do {
             copy = try Database(path: path, key: key, options: options)
+        } catch DatabaseError.damaged(_, let reason) {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "it is malformed: \(reason)")
+        } catch DatabaseError.wrongKeyOrNotADatabase {
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "its key does not open it")
         } catch {
             throw DatabaseError.verificationFailed(path: sourcePath, reason: "it does not open: \(error)")
         }

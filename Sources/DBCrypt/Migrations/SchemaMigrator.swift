@@ -104,10 +104,15 @@ public struct SchemaMigrator {
             throw SchemaMigrationError.unreadableDirectory(path: directory, reason: String(cString: strerror(errno)))
         }
         var names: [String] = []
+        errno = 0
         while let entry = readdir(folder) {
             names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
         }
+        let listingError = errno
         closedir(folder)
+        guard listingError == 0 else {
+            throw SchemaMigrationError.unreadableDirectory(path: directory, reason: String(cString: strerror(listingError)))
+        }
         for file in names.sorted() where file.hasSuffix(".sql") && !file.hasPrefix(".") {
             guard let (number, name) = Self.parse(file) else {
                 invalidFiles.append(file)
@@ -124,15 +129,20 @@ public struct SchemaMigrator {
         }
     }
 
-    /// The bytes of the migration file at `path`.
+    /// The bytes of the migration file at `path`, which must be a regular
+    /// file (a FIFO would block the read forever).
     private static func contents(of path: String) throws -> Data {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SchemaMigrationError.unreadableDirectory(path: path, reason: String(cString: strerror(errno))) }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw SchemaMigrationError.unreadableDirectory(path: path, reason: "it is not a regular file")
+        }
         do {
             return try handle.readToEnd() ?? Data()
         } catch {
-            throw SchemaMigrationError.unreadableDirectory(path: path, reason: "it cannot be read as a file")
+            throw SchemaMigrationError.unreadableDirectory(path: path, reason: "it cannot be read")
         }
     }
 
