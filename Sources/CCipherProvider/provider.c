@@ -126,9 +126,15 @@ static int random_bytes(void *ctx, void *buffer, int length) {
     return RAND_bytes(buffer, length) == 1 ? OK : ERROR;
 }
 
+/// Key derivations of more than 2 rounds (SQLCipher's HMAC key takes 2), for tests.
+static _Atomic long key_derivations;
+
+long dbcrypt_provider_key_derivations(void) { return key_derivations; }
+
 static int kdf(void *ctx, const unsigned char *pass, int pass_sz, unsigned char *salt, int salt_sz,
                int workfactor, int key_sz, unsigned char *key) {
     context *c = ctx;
+    if (workfactor > 2) key_derivations++;
     return PKCS5_PBKDF2_HMAC((const char *)pass, pass_sz, salt, salt_sz, workfactor, digest(c), key_sz, key) == 1
         ? OK : ERROR;
 }

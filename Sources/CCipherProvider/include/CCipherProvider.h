@@ -45,6 +45,10 @@ const char *dbcrypt_provider_name(void);
 int dbcrypt_provider_derive_key(const void *pass, int pass_sz, const unsigned char *salt, int salt_sz,
                                 int iterations, int mode, unsigned char *key);
 
+/// How many key derivations (PBKDF2 of more than 2 rounds) the provider has
+/// computed in this process: what a test counts to prove a key derived once.
+long dbcrypt_provider_key_derivations(void);
+
 /// SHA-256 of `size` bytes at `data` into `out` (32 bytes), through OpenSSL.
 /// Returns 0 on success. DBCrypt uses it for schema migration checksums.
 int dbcrypt_sha256(const void *data, size_t size, unsigned char *out);

@@ -1,0 +1,339 @@
+import Dispatch
+import Foundation
+
+/// Concurrent access to one database in WAL mode: one writer connection
+/// behind a serial queue, and up to ``Configuration/maximumReaderCount``
+/// read-only connections that read at the same time as each other and as
+/// the writer, each read in a snapshot of its own.
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "notes.db", key: .passphrase(secret))
+/// try pool.write { db in try db.execute("INSERT INTO note(title) VALUES (?)", ["Hello"]) }
+/// let count = try await pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }
+/// ```
+///
+/// **The key is derived once.** A passphrase costs a PBKDF2 derivation
+/// (256,000 rounds of SHA-512 for SQLCipher 4) each time a connection is
+/// keyed with it. The pool derives it once, with the file's salt, and keys
+/// the writer and every reader with the resulting raw key and salt, so
+/// readers are cheap to open, to reopen after ``releaseMemory()``, and to add.
+/// (Where DBCrypt's crypto provider is not installed, as with a SQLCipher 4
+/// library, each connection derives the key itself.)
+///
+/// - `write` runs in an IMMEDIATE transaction on the writer; a write never
+///   waits for readers, and readers never wait for it.
+/// - `read` runs in one read transaction on a reader: every query in it sees
+///   the database as it was when the read began, whatever is committed
+///   meanwhile. A reader cannot write.
+/// - ``barrierWriteWithoutTransaction(_:)`` waits until no read runs, and
+///   keeps new reads waiting, for work that must see no reader (a checkpoint
+///   that truncates the WAL, `VACUUM`).
+///
+/// Calling the pool from inside one of its own closures would wait on
+/// itself (a read waits for a free reader, a write for the writer), so it
+/// throws ``DatabaseError/reentrantQueueAccess``: use the `Database` the
+/// closure was given.
+public final class DatabasePool: @unchecked Sendable {
+    // @unchecked: `writer` is touched only on `writerQueue`; the readers
+    // are handed out under `lock`, one reader to one read at a time.
+
+    /// How a pool opens its connections.
+    public struct Configuration: Sendable {
+        /// How many readers may read at once (at least 1). Readers are opened
+        /// when first needed and kept for the next read.
+        public var maximumReaderCount: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+
+        /// The pool's default configuration.
+        public init() {}
+    }
+
+    /// The path of the database.
+    public let path: String
+
+    private let writer: Database
+    private let writerQueue = DispatchQueue(label: "DBCrypt.DatabasePool.writer")
+    private let readerQueue = DispatchQueue(label: "DBCrypt.DatabasePool.readers", attributes: .concurrent)
+    /// What opens a reader: the raw key and salt when the key could be derived once.
+    private let readerKey: DatabaseKey?
+    private let readerOptions: Database.Options
+    /// One permit per reader that may read at once; a barrier takes them all.
+    private let readerPermits: DispatchSemaphore
+    private let maximumReaderCount: Int
+    private let lock = NSLock()
+    private var idleReaders: [Database] = []
+    private var isClosed = false
+
+    /// Opens (or creates) the database at `path` in WAL mode. The writer
+    /// opens, keys and checks its connection now; readers open on first use.
+    ///
+    /// - throws: everything ``Database/init(path:key:options:)`` throws, at
+    ///   once; ``DatabaseError/invalidArguments(reason:sql:)`` for
+    ///   `options.readOnly` (a pool writes; open read-only databases with a
+    ///   ``DatabaseQueue``) or a reader count below 1.
+    public init(
+        path: String, key: DatabaseKey? = nil, options: Database.Options = Database.Options(),
+        configuration: Configuration = Configuration()
+    ) throws {
+        guard !options.readOnly else {
+            throw DatabaseError.invalidArguments(reason: "a pool writes; open a read-only database with a DatabaseQueue", sql: nil)
+        }
+        guard configuration.maximumReaderCount >= 1 else {
+            throw DatabaseError.invalidArguments(reason: "a pool needs at least one reader", sql: nil)
+        }
+        var writerOptions = options
+        writerOptions.journalMode = .wal
+        let (writer, derivedKey) = try Self.openWriter(path: path, key: key, options: writerOptions)
+        self.writer = writer
+        self.path = path
+        readerKey = derivedKey ?? key
+        var readerOptions = options
+        readerOptions.readOnly = true
+        readerOptions.create = false
+        readerOptions.journalMode = .default
+        readerOptions.cipher = writer.cipher ?? options.cipher
+        readerOptions.tryOtherFormat = false
+        self.readerOptions = readerOptions
+        maximumReaderCount = configuration.maximumReaderCount
+        readerPermits = DispatchSemaphore(value: configuration.maximumReaderCount)
+    }
+
+    /// Opens the writer, keyed with a key derived once when possible, and
+    /// returns that key for the readers.
+    private static func openWriter(path: String, key: DatabaseKey?, options: Database.Options) throws -> (Database, DatabaseKey?) {
+        guard let key else { return (try Database(path: path, options: options), nil) }
+        let library = try CipherInfo.linked()
+        if let salt = FileSalt.read(path) {
+            // An existing encrypted file: its salt, the configured format, then the other one.
+            for settings in [options.cipher, options.cipher.fallback] where library.formats.contains(settings.format) {
+                guard let derived = key.derived(salt: salt, settings, library: library) else { break }
+                var exact = options
+                exact.cipher = settings
+                exact.tryOtherFormat = false
+                do {
+                    return (try Database(path: path, key: derived, options: exact), derived)
+                } catch DatabaseError.wrongKeyOrNotADatabase {
+                    continue
+                }
+            }
+        } else if let derived = key.derivedForNewFile(options.cipher, library: library),
+                  FileSalt.isNewFile(path, create: options.create) {
+            // A new file gets this key's salt; if another connection gave it
+            // a header first, it is opened below as the existing file it is.
+            var exact = options
+            exact.tryOtherFormat = false
+            if let writer = try? Database(path: path, key: derived, options: exact) { return (writer, derived) }
+        }
+        // What the derivation could not open: the passphrase, and the key
+        // derived again from the salt the file has now.
+        let writer = try Database(path: path, key: key, options: options)
+        let settings = writer.cipher ?? options.cipher
+        return (writer, FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) })
+    }
+
+    // MARK: - Reading
+
+    /// Runs `body` in one read transaction on a reader and waits for it:
+    /// every query sees the same snapshot, and writing is refused. Reads run
+    /// at the same time as each other (up to the reader count) and as writes.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside one of the
+    ///   pool's closures, ``DatabaseError/connectionClosed`` after ``close()``,
+    ///   what opening a reader throws, what `body` throws, or an
+    ///   `SQLITE_READONLY` ``DatabaseError`` when it writes.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try withReader { reader in try reader.inReadSnapshot(body) }
+    }
+
+    /// Runs `body` in one read transaction on a reader without blocking the
+    /// caller's thread.
+    ///
+    /// - throws: see ``read(_:)-(((Database)->T))``.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try await withCheckedThrowingContinuation { continuation in
+            readerQueue.async {
+                continuation.resume(with: Result { try self.withReader { reader in try reader.inReadSnapshot(body) } })
+            }
+        }
+    }
+
+    /// Takes a permit and a reader (an idle one, or a new one), runs `body`
+    /// with it on this thread, and gives both back.
+    private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
+        readerPermits.wait()
+        defer { readerPermits.signal() }
+        let reader = try takeReader()
+        defer { giveBack(reader) }
+        return try HeldQueues.holding(self) { try body(reader) }
+    }
+
+    private func takeReader() throws -> Database {
+        lock.lock()
+        if isClosed {
+            lock.unlock()
+            throw DatabaseError.connectionClosed
+        }
+        if let reader = idleReaders.popLast() {
+            lock.unlock()
+            return reader
+        }
+        lock.unlock()
+        return try Database(path: path, key: readerKey, options: readerOptions)
+    }
+
+    private func giveBack(_ reader: Database) {
+        lock.lock()
+        defer { lock.unlock() }
+        if isClosed { reader.close() } else { idleReaders.append(reader) }
+    }
+
+    // MARK: - Writing
+
+    /// Runs `body` in an IMMEDIATE transaction on the writer and waits for
+    /// it: committed when it returns, rolled back when it throws. Reads go on
+    /// meanwhile, each in the snapshot it began with.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   what `body` throws, or the ``DatabaseError`` of BEGIN or COMMIT.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try writeWithoutTransaction { db in try db.inTransaction(.immediate, body) }
+    }
+
+    /// Runs `body` on the writer with no transaction and waits for it, for
+    /// statements that cannot run inside one.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   or what `body` throws.
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try writerQueue.sync { try onWriter(body) }
+    }
+
+    /// Runs `body` on the writer with no transaction once no read runs, and
+    /// keeps new reads waiting until it returns: for a checkpoint that
+    /// truncates the WAL, `VACUUM`, or anything that must see no reader.
+    ///
+    /// - throws: see ``writeWithoutTransaction(_:)-(((Database)->T))``.
+    public func barrierWriteWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try writerQueue.sync {
+            for _ in 0..<maximumReaderCount { readerPermits.wait() }
+            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+            return try onWriter(body)
+        }
+    }
+
+    /// Runs `body` in an IMMEDIATE transaction on the writer without
+    /// blocking the caller's thread.
+    ///
+    /// - throws: see ``write(_:)-(((Database)->T))``.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writeWithoutTransaction { db in try db.inTransaction(.immediate, body) }
+    }
+
+    /// Runs `body` on the writer with no transaction, without blocking the
+    /// caller's thread.
+    ///
+    /// - throws: see ``writeWithoutTransaction(_:)-(((Database)->T))``.
+    public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try await withCheckedThrowingContinuation { continuation in
+            writerQueue.async { continuation.resume(with: Result { try self.onWriter(body) }) }
+        }
+    }
+
+    /// Runs `body` with the writer on the current thread, which runs the writer queue.
+    private func onWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try HeldQueues.holding(self) {
+            guard !writer.isClosed else { throw DatabaseError.connectionClosed }
+            return try body(writer)
+        }
+    }
+
+    // MARK: - Maintenance
+
+    /// How much a checkpoint does: SQLite's `PRAGMA wal_checkpoint` modes.
+    public enum CheckpointMode: String, Sendable {
+        /// Copies what it can without waiting for readers.
+        case passive = "PASSIVE"
+        /// Waits for the writer lock, then copies every frame it can.
+        case full = "FULL"
+        /// As `full`, then waits until readers are done with the WAL and starts it over.
+        case restart = "RESTART"
+        /// As `restart`, then truncates the WAL file to zero bytes.
+        case truncate = "TRUNCATE"
+    }
+
+    /// Copies the WAL's frames into the database file (SQLite also does this
+    /// by itself every 1,000 pages). Returns whether every frame was copied:
+    /// false when readers still use older ones.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   or the ``DatabaseError`` of the checkpoint.
+    @discardableResult
+    public func checkpoint(_ mode: CheckpointMode = .passive) throws -> Bool {
+        try writeWithoutTransaction { db in
+            guard let row = try db.fetchOne("PRAGMA main.wal_checkpoint(\(mode.rawValue))") else { return false }
+            let busy: Int = try row[0], frames: Int = try row[1], copied: Int = try row[2]
+            return busy == 0 && frames == copied
+        }
+    }
+
+    /// Closes the idle readers (they reopen when needed, with no key
+    /// derivation) and frees the writer's cached statements.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
+    public func releaseMemory() throws {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        lock.lock()
+        let idle = idleReaders
+        idleReaders.removeAll()
+        lock.unlock()
+        for reader in idle { reader.close() }
+        writerQueue.sync { writer.clearStatementCache() }
+    }
+
+    /// Closes every connection once the reads and writes under way are done.
+    /// Later calls throw ``DatabaseError/connectionClosed``; closing twice
+    /// does nothing. Releasing the pool also closes it.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
+    public func close() throws {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        writerQueue.sync {
+            for _ in 0..<maximumReaderCount { readerPermits.wait() }
+            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+            lock.lock()
+            isClosed = true
+            let idle = idleReaders
+            idleReaders.removeAll()
+            lock.unlock()
+            for reader in idle { reader.close() }
+            writer.close()
+        }
+    }
+}
+
+/// The salt at the start of an encrypted file.
+enum FileSalt {
+    /// The first 16 bytes of the file at `path` when it is an encrypted
+    /// database (not plaintext, not empty, not missing); nil otherwise.
+    static func read(_ path: String) -> [UInt8]? {
+        guard (try? FileFormat.detect(at: path)) == .notPlaintext,
+              let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let bytes = try? handle.read(upToCount: 16), bytes.count == 16 else { return nil }
+        return Array(bytes)
+    }
+
+    /// Whether opening `path` makes a new database: nothing there (and
+    /// creating allowed), or an empty file.
+    static func isNewFile(_ path: String, create: Bool) -> Bool {
+        switch try? FileFormat.detect(at: path) {
+        case .missing: create
+        case .empty: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import CCipherProvider
+import Dispatch
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// DatabasePool on real encrypted files: reads beside a long write, snapshot
+/// isolation, readers at once, the key derived once, re-entrance, closing.
+final class DatabasePoolTests: XCTestCase {
+    let key = DatabaseKey.passphrase("pool tests passphrase")
+    var path: String!
+
+    override func setUpWithError() throws {
+        path = try makeTemporaryDirectory(self).appendingPathComponent("pool.db").path
+    }
+
+    private func makePool(readers: Int = 4) throws -> DatabasePool {
+        var configuration = DatabasePool.Configuration()
+        configuration.maximumReaderCount = readers
+        let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+        try pool.write { db in
+            try db.execute("CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, title TEXT)")
+        }
+        return pool
+    }
+
+    func testANewPoolIsAnEncryptedWALDatabaseThatOpensWithThePassphrase() throws {
+        let pool = try makePool()
+        try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('one'), ('two')") }
+        XCTAssertEqual(try pool.read(count), 2)
+        XCTAssertEqual(try pool.writeWithoutTransaction { db in try db.fetchScalar(String.self, "PRAGMA journal_mode") }, "wal")
+        try pool.close()
+        XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
+        let db = try Database(path: path, key: key)
+        XCTAssertEqual(try count(db), 2)
+        XCTAssertThrowsError(try DatabasePool(path: path, key: .passphrase("wrong"))) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
+    }
+
+    /// One derivation for the writer and every reader, new file or existing,
+    /// SQLCipher 4 or 3 (the other format found on the second try).
+    func testThePassphraseIsDerivedOncePerPool() throws {
+        for cipher in [CipherSettings.sqlcipher4, .sqlcipher3] {
+            try? FileManager.default.removeItem(atPath: path)
+            var options = Database.Options()
+            options.cipher = cipher
+            var configuration = DatabasePool.Configuration()
+            configuration.maximumReaderCount = 5
+            let before = dbcrypt_provider_key_derivations()
+            let pool = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+            try pool.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
+            try readAtOnce(pool, readers: 5)
+            XCTAssertEqual(dbcrypt_provider_key_derivations() - before, 1, "\(cipher.format): a new file")
+            try pool.close()
+
+            let reopened = dbcrypt_provider_key_derivations()
+            let again = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+            try readAtOnce(again, readers: 5)
+            try again.releaseMemory()
+            try readAtOnce(again, readers: 5)
+            XCTAssertEqual(dbcrypt_provider_key_derivations() - reopened, 1, "\(cipher.format): an existing file")
+        }
+        // A SQLCipher 3 file opened with the default (SQLCipher 4) settings: one try each.
+        let before = dbcrypt_provider_key_derivations()
+        let pool = try DatabasePool(path: path, key: key)
+        try readAtOnce(pool, readers: 2)
+        XCTAssertEqual(dbcrypt_provider_key_derivations() - before, 2)
+    }
+
+    /// Runs `readers` reads that are all inside their closures at once:
+    /// proof that they read concurrently, each on its own connection.
+    private func readAtOnce(_ pool: DatabasePool, readers: Int) throws {
+        let inside = DispatchGroup()
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let failures = Failures()
+        for _ in 0..<readers {
+            inside.enter()
+            done.enter()
+            DispatchQueue.global().async {
+                defer { done.leave() }
+                do {
+                    _ = try pool.read { db in
+                        inside.leave()
+                        release.wait()
+                        return try count(db)
+                    }
+                } catch {
+                    failures.add(error)
+                }
+            }
+        }
+        XCTAssertEqual(inside.wait(timeout: .now() + 30), .success, "\(readers) reads did not run at once")
+        for _ in 0..<readers { release.signal() }
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(failures.all, [])
+    }
+
+    func testAReadFinishesWhileAWriteTransactionIsOpenAndSeesTheLastCommit() throws {
+        let pool = try makePool()
+        try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('committed')") }
+        let writing = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0)
+        let writeDone = DispatchGroup()
+        writeDone.enter()
+        DispatchQueue.global().async {
+            defer { writeDone.leave() }
+            try? pool.write { db in
+                try db.execute("INSERT INTO note(title) VALUES ('not yet committed')")
+                writing.signal()
+                finish.wait()
+            }
+        }
+        writing.wait()
+        XCTAssertEqual(try pool.read(count), 1, "a read sees the last commit, not the open write")
+        finish.signal()
+        writeDone.wait()
+        XCTAssertEqual(try pool.read(count), 2)
+    }
+
+    func testAReadKeepsItsSnapshotWhileWritesCommit() throws {
+        let pool = try makePool()
+        try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('first')") }
+        let counts = try pool.read { db -> [Int] in
+            let before = try count(db)
+            let committed = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                try? pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('during the read')") }
+                committed.signal()
+            }
+            committed.wait()
+            return [before, try count(db)]
+        }
+        XCTAssertEqual(counts, [1, 1])
+        XCTAssertEqual(try pool.read(count), 2)
+    }
+
+    func testReadersCannotWrite() throws {
+        let pool = try makePool()
+        XCTAssertThrowsError(try pool.read { db in try db.execute("INSERT INTO note(title) VALUES ('no')") }) { error in
+            XCTAssertEqual((error as? DatabaseError)?.resultCode, 8)   // SQLITE_READONLY
+        }
+        XCTAssertEqual(try pool.read(count), 0)
+    }
+
+    func testCallingThePoolFromItsOwnClosuresIsReported() throws {
+        let pool = try makePool()
+        XCTAssertThrowsError(try pool.read { _ in try pool.read { _ in 1 } }) { error in
+            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        }
+        XCTAssertThrowsError(try pool.write { _ in try pool.read { _ in 1 } }) { error in
+            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        }
+        XCTAssertThrowsError(try pool.read { _ in try pool.write { _ in 1 } }) { error in
+            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        }
+        XCTAssertThrowsError(try pool.write { _ in try pool.close() }) { error in
+            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        }
+    }
+
+    func testAsyncReadsAndWrites() async throws {
+        let pool = try makePool()
+        try await pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('async')") }
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { try await pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 } } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(counts, Array(repeating: 1, count: 8))
+    }
+
+    /// A barrier waits for the reads under way and keeps new ones out; a
+    /// truncating checkpoint then empties the WAL.
+    func testABarrierWaitsForReadsAndACheckpointTruncatesTheWAL() throws {
+        let pool = try makePool(readers: 2)
+        try pool.write { db in
+            for i in 0..<200 { try db.execute("INSERT INTO note(title) VALUES (?)", ["note \(i)"]) }
+        }
+        let reading = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0)
+        let order = Failures()
+        DispatchQueue.global().async {
+            _ = try? pool.read { db in
+                reading.signal()
+                finish.wait()
+                order.add(DatabaseError.cancelled)   // "the read ended"
+                return try count(db)
+            }
+        }
+        reading.wait()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { finish.signal() }
+        try pool.barrierWriteWithoutTransaction { db in
+            XCTAssertEqual(order.all.count, 1, "the barrier ran before the read ended")
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int, 0)
+        try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after')") }
+        XCTAssertTrue(try pool.checkpoint(.truncate))
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int, 0)
+        XCTAssertEqual(try pool.read(count), 201)
+    }
+
+    func testClosingWaitsForWorkAndLaterCallsThrow() throws {
+        let pool = try makePool()
+        try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('x')") }
+        XCTAssertEqual(try pool.read(count), 1)
+        try pool.close()
+        try pool.close()
+        XCTAssertThrowsError(try pool.read(count)) { XCTAssertEqual($0 as? DatabaseError, .connectionClosed) }
+        XCTAssertThrowsError(try pool.write(count)) { XCTAssertEqual($0 as? DatabaseError, .connectionClosed) }
+    }
+
+    func testAReadOnlyPoolIsRefused() throws {
+        var options = Database.Options()
+        options.readOnly = true
+        XCTAssertThrowsError(try DatabasePool(path: path, key: key, options: options))
+    }
+}
+
+/// The rows of the note table.
+private func count(_ db: Database) throws -> Int { try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 }
+
+/// Errors collected from several threads.
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [String] = []
+
+    func add(_ error: Error) {
+        lock.lock()
+        errors.append("\(error)")
+        lock.unlock()
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return errors
+    }
+}
