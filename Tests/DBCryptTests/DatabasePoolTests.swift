@@ -209,6 +209,85 @@ final class DatabasePoolTests: XCTestCase {
         XCTAssertThrowsError(try pool.write(count)) { XCTAssertEqual($0 as? DatabaseError, .connectionClosed) }
     }
 
+    /// Readers read in a loop while the key changes: none fails, reads that
+    /// begin after it returns use the new key, and the file opens with the
+    /// new key only.
+    func testAKeyChangeUnderLoadFailsNoRead() throws {
+        let pool = try makePool(readers: 3)
+        try pool.write { db in
+            for i in 0..<500 { try db.execute("INSERT INTO note(title) VALUES (?)", ["note \(i)"]) }
+        }
+        let stop = Flag(), failures = Failures(), reads = Counter()
+        let done = DispatchGroup()
+        for _ in 0..<3 {
+            done.enter()
+            DispatchQueue.global().async {
+                defer { done.leave() }
+                while !stop.isSet {
+                    do {
+                        let rows = try pool.read(count)
+                        XCTAssertEqual(rows, 500)
+                        reads.increment()
+                    } catch {
+                        failures.add(error)
+                    }
+                }
+            }
+        }
+        while reads.value < 20 { usleep(1000) }
+        let newKey = DatabaseKey.passphrase("pool tests new passphrase")
+        try pool.changeKey(to: newKey, cipher: .sqlcipher3)
+        let readsBefore = reads.value
+        while reads.value < readsBefore + 20 { usleep(1000) }
+        stop.set()
+        done.wait()
+        XCTAssertEqual(failures.all, [])
+        try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after the key change')") }
+        try pool.close()
+
+        XCTAssertThrowsError(try Database(path: path, key: key)) { XCTAssertEqual($0 as? DatabaseError, .wrongKeyOrNotADatabase(path: path)) }
+        let db = try Database(path: path, key: newKey)
+        XCTAssertEqual(try count(db), 501)
+        XCTAssertEqual(db.cipher?.format, .sqlcipher3)
+    }
+
+    func testTheMigratorRunsOnAPool() throws {
+        let pool = try DatabasePool(path: path, key: key)
+        var migrator = SchemaMigrator()
+        migrator.registerMigration(1, "create") { db in try db.execute("CREATE TABLE tag(name TEXT)") }
+        migrator.registerMigration(2, "fill") { db in try db.execute("INSERT INTO tag VALUES ('a'), ('b')") }
+        XCTAssertEqual(try migrator.migrate(pool).count, 2)
+        XCTAssertEqual(try migrator.status(pool).filter { $0.appliedAt == nil }.count, 0)
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM tag") }, 2)
+    }
+
+    /// Writes go on while readers read without pause: SQLite's automatic
+    /// checkpoints still start the WAL over, so it does not grow with the
+    /// number of writes.
+    func testTheWALStaysBoundedUnderASteadyReadLoad() throws {
+        let pool = try makePool(readers: 2)
+        let stop = Flag()
+        let done = DispatchGroup()
+        for _ in 0..<2 {
+            done.enter()
+            DispatchQueue.global().async {
+                defer { done.leave() }
+                while !stop.isSet { _ = try? pool.read(count) }
+            }
+        }
+        var largest = 0
+        for i in 0..<6000 {
+            try pool.write { db in try db.execute("INSERT INTO note(title) VALUES (?)", [String(repeating: "x", count: 500) + "\(i)"]) }
+            largest = max(largest, (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0)
+        }
+        stop.set()
+        done.wait()
+        // 6,000 writes of a page or more each: an unbounded WAL would pass
+        // 24 MB; 2,000 frames of 4 KiB pages are 8.2 MB.
+        XCTAssertLessThan(largest, 9_000_000, "the WAL grew to \(largest) bytes")
+        XCTAssertEqual(try pool.read(count), 6000)
+    }
+
     func testAReadOnlyPoolIsRefused() throws {
         var options = Database.Options()
         options.readOnly = true
@@ -218,6 +297,42 @@ final class DatabasePoolTests: XCTestCase {
 
 /// The rows of the note table.
 private func count(_ db: Database) throws -> Int { try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 }
+
+/// A flag set once, read from several threads.
+private final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+/// A count incremented from several threads.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}
 
 /// Errors collected from several threads.
 private final class Failures: @unchecked Sendable {

@@ -1,3 +1,4 @@
+import CSQLCipher
 import Dispatch
 import Foundation
 
@@ -50,12 +51,15 @@ public final class DatabasePool: @unchecked Sendable {
     /// The path of the database.
     public let path: String
 
-    private let writer: Database
+    private var writer: Database
+    /// What opens the writer again after a key change.
+    private let writerOptions: Database.Options
     private let writerQueue = DispatchQueue(label: "DBCrypt.DatabasePool.writer")
     private let readerQueue = DispatchQueue(label: "DBCrypt.DatabasePool.readers", attributes: .concurrent)
-    /// What opens a reader: the raw key and salt when the key could be derived once.
-    private let readerKey: DatabaseKey?
-    private let readerOptions: Database.Options
+    /// What opens a reader: the raw key and salt when the key could be
+    /// derived once. Changed under `lock` by a key change.
+    private var readerKey: DatabaseKey?
+    private var readerOptions: Database.Options
     /// One permit per reader that may read at once; a barrier takes them all.
     private let readerPermits: DispatchSemaphore
     private let maximumReaderCount: Int
@@ -83,7 +87,9 @@ public final class DatabasePool: @unchecked Sendable {
         var writerOptions = options
         writerOptions.journalMode = .wal
         let (writer, derivedKey) = try Self.openWriter(path: path, key: key, options: writerOptions)
+        try Self.keepTheWALBounded(writer)
         self.writer = writer
+        self.writerOptions = writerOptions
         self.path = path
         readerKey = derivedKey ?? key
         var readerOptions = options
@@ -128,6 +134,23 @@ public final class DatabasePool: @unchecked Sendable {
         let writer = try Database(path: path, key: key, options: options)
         let settings = writer.cipher ?? options.cipher
         return (writer, FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) })
+    }
+
+    /// Checkpoints as SQLite does by itself (PASSIVE once the WAL holds
+    /// 1,000 frames), and RESTART once it holds 2,000: a passive checkpoint
+    /// never starts the WAL over while some reader is always reading, so
+    /// under a steady read load the WAL would grow with every write. RESTART
+    /// waits (up to the busy timeout) for the readers of older frames to end;
+    /// reads that begin meanwhile read the database file and do not hold it up.
+    private static func keepTheWALBounded(_ writer: Database) throws {
+        sqlite3_wal_hook(try writer.connection.open(), { _, db, schema, frames in
+            if frames >= 2000 {
+                sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
+            } else if frames >= 1000 {
+                sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            return SQLITE_OK
+        }, nil)
     }
 
     // MARK: - Reading
@@ -178,8 +201,9 @@ public final class DatabasePool: @unchecked Sendable {
             lock.unlock()
             return reader
         }
+        let (key, options) = (readerKey, readerOptions)
         lock.unlock()
-        return try Database(path: path, key: readerKey, options: readerOptions)
+        return try Database(path: path, key: key, options: options)
     }
 
     private func giveBack(_ reader: Database) {
@@ -280,17 +304,64 @@ public final class DatabasePool: @unchecked Sendable {
         }
     }
 
+    /// Changes the key (and, with `newCipher`, the cipher settings) of the
+    /// database: waits for the reads under way and keeps new ones waiting,
+    /// re-encrypts the file through
+    /// ``DatabaseEncryption/changeKey(_:from:cipher:to:newCipher:options:)``
+    /// (a new file, checked, then renamed over the old one: a crash leaves
+    /// the old or the new), and reopens the writer with the new key, derived
+    /// once for it and the readers. Every read that begins after it returns
+    /// uses the new key. On failure the pool goes on with the old key.
+    ///
+    /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a pool opened without
+    ///   a key, ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
+    ///   and the errors of the routine.
+    public func changeKey(to newKey: DatabaseKey, cipher newCipher: CipherSettings? = nil) throws {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try writerQueue.sync {
+            guard !writer.isClosed else { throw DatabaseError.connectionClosed }
+            guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
+            for _ in 0..<maximumReaderCount { readerPermits.wait() }
+            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+            closeIdleReaders()
+            // The routine needs the file to itself.
+            writer.close()
+            var options = writerOptions
+            options.tryOtherFormat = false
+            do {
+                try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
+            } catch {
+                options.cipher = currentCipher
+                writer = try Database(path: path, key: currentKey, options: options)
+                throw error
+            }
+            options.cipher = newCipher ?? currentCipher
+            let (reopened, derived) = try Self.openWriter(path: path, key: newKey, options: options)
+            try Self.keepTheWALBounded(reopened)
+            writer = reopened
+            lock.lock()
+            readerKey = derived ?? newKey
+            readerOptions.cipher = reopened.cipher ?? options.cipher
+            lock.unlock()
+        }
+    }
+
+    /// Closes the readers no read is using.
+    private func closeIdleReaders() {
+        lock.lock()
+        let idle = idleReaders
+        idleReaders.removeAll()
+        lock.unlock()
+        for reader in idle { reader.close() }
+    }
+
     /// Closes the idle readers (they reopen when needed, with no key
     /// derivation) and frees the writer's cached statements.
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
     public func releaseMemory() throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
-        lock.lock()
-        let idle = idleReaders
-        idleReaders.removeAll()
-        lock.unlock()
-        for reader in idle { reader.close() }
+        closeIdleReaders()
         writerQueue.sync { writer.clearStatementCache() }
     }
 
@@ -306,10 +377,8 @@ public final class DatabasePool: @unchecked Sendable {
             defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
             lock.lock()
             isClosed = true
-            let idle = idleReaders
-            idleReaders.removeAll()
             lock.unlock()
-            for reader in idle { reader.close() }
+            closeIdleReaders()
             writer.close()
         }
     }

@@ -177,11 +177,12 @@ public struct SchemaMigrator {
         return migrations.map { Status(number: $0.number, name: $0.name, appliedAt: applied[$0.number]?.appliedAt) }
     }
 
-    /// Every migration with whether and when it was applied, read on the queue.
+    /// Every migration with whether and when it was applied, read through a
+    /// queue's or a pool's writer.
     ///
     /// - throws: see ``status(_:)-(Database)``.
-    public func status(_ queue: DatabaseQueue) throws -> [Status] {
-        try queue.inDatabase { db in try status(db) }
+    public func status(_ writer: some DatabaseWriter) throws -> [Status] {
+        try writer.writeWithoutTransaction { db in try status(db) }
     }
 
     /// Applies the pending migrations in order (up to and including `upTo`
@@ -223,12 +224,12 @@ public struct SchemaMigrator {
         return done
     }
 
-    /// Applies the pending migrations on the queue.
+    /// Applies the pending migrations through a queue's or a pool's writer.
     ///
     /// - throws: see ``migrate(_:upTo:)-(Database,_)``.
     @discardableResult
-    public func migrate(_ queue: DatabaseQueue, upTo last: Int? = nil) throws -> [Migration] {
-        try queue.inDatabase { db in try migrate(db, upTo: last) }
+    public func migrate(_ writer: some DatabaseWriter, upTo last: Int? = nil) throws -> [Migration] {
+        try writer.writeWithoutTransaction { db in try migrate(db, upTo: last) }
     }
 
     /// Records `migration` as applied and sets `user_version` to its number.
