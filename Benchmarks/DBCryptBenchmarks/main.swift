@@ -6,6 +6,7 @@
 //   DBCryptBenchmarks insert-scan [--rounds N] [--rows N]     W1, W2
 //   DBCryptBenchmarks open [--rounds N]                         W3
 //   DBCryptBenchmarks export [--rounds N] [--rows N]           W4
+//   DBCryptBenchmarks pool [--rounds N]                         W6
 //   DBCryptBenchmarks measure CONFIG ROWS
 //       one measurement in this process (the parent runs each in a child, so
 //       that the stock provider is measured in a process that never installed
@@ -31,6 +32,8 @@ case "provider":
     try runProviderBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 case "open":
     try runOpenBenchmark(rounds: option("--rounds", default: 5))
+case "pool":
+    try runPoolBenchmark(rounds: option("--rounds", default: 5))
 case "export":
     try runExportBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
 case "profile-insert":

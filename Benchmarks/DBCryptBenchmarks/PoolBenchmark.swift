@@ -1,0 +1,138 @@
+import DBCrypt
+import Dispatch
+import Foundation
+
+/// W6: DatabasePool. What opening a pool and using 5 readers costs against
+/// one `Database` open (and against opening each connection with the
+/// passphrase, as a pool that derives the key per connection does), and how
+/// read throughput scales with 2 readers, with and without a writer.
+func runPoolBenchmark(rounds: Int) throws {
+    _ = try CipherInfo.linked()
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let key = DatabaseKey.passphrase("benchmark passphrase")
+    let path = dir.appendingPathComponent("pool.db").path
+    do {
+        let db = try Database(path: path, key: key)
+        try db.execute("PRAGMA journal_mode = WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        try db.inTransaction { db in for i in 0..<10_000 { try db.execute("INSERT INTO t(v) VALUES (?)", ["value \(i)"]) } }
+        db.close()
+    }
+    var configuration = DatabasePool.Configuration()
+    configuration.maximumReaderCount = 5
+
+    print("W6 pool, passphrase, SQLCipher 4, \(rounds) rounds (wall clock)")
+    var single = Samples(), pooled = Samples(), perConnection = Samples()
+    for _ in 0..<rounds {
+        single.add(try seconds {
+            let db = try Database(path: path, key: key)
+            _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM t")
+            db.close()
+        })
+        pooled.add(try seconds {
+            let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+            try readAtOnce(pool, readers: 5)
+            try pool.close()
+        })
+        perConnection.add(try seconds {
+            // The writer and 5 readers, each deriving the key from the passphrase.
+            var options = Database.Options()
+            options.journalMode = .wal
+            let connections = try (0..<6).map { i -> Database in
+                options.readOnly = i > 0
+                let db = try Database(path: path, key: key, options: options)
+                _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM t")
+                return db
+            }
+            connections.forEach { $0.close() }
+        })
+    }
+    print("  one Database: open + first query              \(milliseconds(single.median))")
+    print("  DatabasePool: open + 5 readers at once + close \(milliseconds(pooled.median))   ratio \(ratio(pooled.median, single.median))")
+    print("  6 connections keyed with the passphrase        \(milliseconds(perConnection.median))   ratio \(ratio(perConnection.median, single.median))")
+
+    // Read throughput: the same reads on 1 reader, then shared by 2, each
+    // with and without a writer committing small transactions meanwhile.
+    let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+    defer { try? pool.close() }
+    let reads = 400
+    for withWriter in [false, true] {
+        var one = Samples(), two = Samples()
+        for _ in 0..<rounds {
+            let stop = StopFlag()
+            let writing = DispatchGroup()
+            if withWriter {
+                writing.enter()
+                Thread.detachNewThread {
+                    defer { writing.leave() }
+                    var i = 0
+                    while !stop.isSet {
+                        _ = try? pool.write { db in try db.execute("UPDATE t SET v = ? WHERE id = ?", ["updated \(i)", i % 10_000 + 1]) }
+                        i += 1
+                    }
+                }
+            }
+            one.add(try seconds { try readInParallel(pool, reads: reads, threads: 1) })
+            two.add(try seconds { try readInParallel(pool, reads: reads, threads: 2) })
+            stop.set()
+            writing.wait()
+        }
+        let label = withWriter ? "with a writer" : "no writer    "
+        print("  \(reads) reads (a scan of 10,000 rows each), \(label): 1 reader \(milliseconds(one.median)), "
+              + "2 readers \(milliseconds(two.median)), throughput x\(String(format: "%.2f", one.median / two.median))")
+    }
+}
+
+/// Runs `readers` reads that are inside their closures at once.
+private func readAtOnce(_ pool: DatabasePool, readers: Int) throws {
+    let inside = DispatchGroup(), done = DispatchGroup()
+    let release = DispatchSemaphore(value: 0)
+    for _ in 0..<readers {
+        inside.enter()
+        done.enter()
+        Thread.detachNewThread {
+            defer { done.leave() }
+            _ = try? pool.read { db -> Int in
+                inside.leave()
+                release.wait()
+                return try db.fetchScalar(Int.self, "SELECT count(*) FROM t") ?? 0
+            }
+        }
+    }
+    inside.wait()
+    for _ in 0..<readers { release.signal() }
+    done.wait()
+}
+
+/// `reads` scans shared among `threads` threads.
+private func readInParallel(_ pool: DatabasePool, reads: Int, threads: Int) throws {
+    let done = DispatchGroup()
+    for t in 0..<threads {
+        done.enter()
+        Thread.detachNewThread {
+            defer { done.leave() }
+            for _ in stride(from: t, to: reads, by: threads) {
+                _ = try? pool.read { db in try db.fetchScalar(Int.self, "SELECT sum(length(v)) FROM t") }
+            }
+        }
+    }
+    done.wait()
+}
+
+/// A flag one thread sets and another reads.
+private final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
