@@ -52,6 +52,11 @@ public final class DatabasePool: @unchecked Sendable {
     public let path: String
 
     private var writer: Database
+    /// The writer's hooks: which tables each commit changed.
+    private var tracker: ChangeTracker
+    private let observations = ObservationCenter()
+    /// How many observations are registered, for tests.
+    var observationCount: Int { observations.count }
     /// What opens the writer again after a key change.
     private let writerOptions: Database.Options
     private let writerQueue = DispatchQueue(label: "DBCrypt.DatabasePool.writer")
@@ -88,6 +93,7 @@ public final class DatabasePool: @unchecked Sendable {
         writerOptions.journalMode = .wal
         let (writer, derivedKey) = try Self.openWriter(path: path, key: key, options: writerOptions)
         try Self.keepTheWALBounded(writer)
+        tracker = try ChangeTracker.install(on: writer.connection)
         self.writer = writer
         self.writerOptions = writerOptions
         self.path = path
@@ -269,9 +275,45 @@ public final class DatabasePool: @unchecked Sendable {
 
     /// Runs `body` with the writer on the current thread, which runs the writer queue.
     private func onWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        try HeldQueues.holding(self) {
+        defer { observations.committed(tracker.takeCommitted()) }
+        return try HeldQueues.holding(self) {
             guard !writer.isClosed else { throw DatabaseError.connectionClosed }
             return try body(writer)
+        }
+    }
+
+    // MARK: - Observation
+
+    /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
+    /// new one after each commit that changed a table `fetch` read (commits
+    /// to other tables cost nothing). Each fetch runs on a reader, in one
+    /// read transaction, without holding up the writer. The sequence ends
+    /// when the task that iterates it is cancelled, and throws what `fetch`
+    /// throws.
+    ///
+    /// ```swift
+    /// for try await count in pool.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
+    ///     print(count)
+    /// }
+    /// ```
+    public func observe<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
+        observation(center: observations, removingDuplicates: nil) { [self] in try fetchRecordingTables(fetch) }
+    }
+
+    /// As ``observe(_:)``, and with `removingDuplicates`, a value equal to the
+    /// one delivered before it is not delivered.
+    public func observe<T: Sendable & Equatable>(
+        removingDuplicates: Bool, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error> {
+        var isDuplicate: (@Sendable (T, T) -> Bool)?
+        if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
+        return observation(center: observations, removingDuplicates: isDuplicate) { [self] in try fetchRecordingTables(fetch) }
+    }
+
+    /// Runs `fetch` on a reader in one read transaction, recording the tables it reads.
+    private func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
+        try withReader { (reader: Database) -> (T, Set<String>) in
+            try reader.inReadSnapshot { (db: Database) -> (T, Set<String>) in try db.recordingTablesRead(fetch) }
         }
     }
 
@@ -338,6 +380,7 @@ public final class DatabasePool: @unchecked Sendable {
             options.cipher = newCipher ?? currentCipher
             let (reopened, derived) = try Self.openWriter(path: path, key: newKey, options: options)
             try Self.keepTheWALBounded(reopened)
+            tracker = try ChangeTracker.install(on: reopened.connection)
             writer = reopened
             lock.lock()
             readerKey = derived ?? newKey

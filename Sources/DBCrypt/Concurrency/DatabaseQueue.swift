@@ -44,8 +44,51 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// - throws: everything ``Database/init(path:key:options:)`` throws, at once.
     public init(path: String, key: DatabaseKey? = nil, options: Database.Options = Database.Options()) throws {
         database = try Database(path: path, key: key, options: options)
+        tracker = try ChangeTracker.install(on: database.connection)
         self.path = path
         queue = DispatchQueue(label: "DBCrypt.DatabaseQueue")
+    }
+
+    private let tracker: ChangeTracker
+    private let observations = ObservationCenter()
+    /// How many observations are registered, for tests.
+    var observationCount: Int { observations.count }
+
+    // MARK: - Observation
+
+    /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
+    /// new one after each commit that changed a table `fetch` read (commits
+    /// to other tables cost nothing). Each fetch runs on the queue, in one
+    /// read transaction. The sequence ends when the task that iterates it is
+    /// cancelled, and throws what `fetch` throws.
+    ///
+    /// ```swift
+    /// for try await count in queue.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
+    ///     print(count)
+    /// }
+    /// ```
+    public func observe<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
+        observation(center: observations, removingDuplicates: nil) { [self] in try fetchRecordingTables(fetch) }
+    }
+
+    /// As ``observe(_:)``, and with `removingDuplicates`, a value equal to the
+    /// one delivered before it is not delivered.
+    public func observe<T: Sendable & Equatable>(
+        removingDuplicates: Bool, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error> {
+        var isDuplicate: (@Sendable (T, T) -> Bool)?
+        if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
+        return observation(center: observations, removingDuplicates: isDuplicate) { [self] in try fetchRecordingTables(fetch) }
+    }
+
+    /// Runs `fetch` on the queue in one read transaction, recording the tables it reads.
+    private func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try queue.sync {
+            try run { (db: Database) -> (T, Set<String>) in
+                try db.inReadSnapshot { (db: Database) -> (T, Set<String>) in try db.recordingTablesRead(fetch) }
+            }
+        }
     }
 
     // MARK: - Synchronous access
@@ -140,7 +183,8 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Runs `body` on the current thread, which is running the queue.
     private func run<T>(_ body: (Database) throws -> T) throws -> T {
-        try HeldQueues.holding(self) {
+        defer { observations.committed(tracker.takeCommitted()) }
+        return try HeldQueues.holding(self) {
             guard !database.isClosed else { throw DatabaseError.connectionClosed }
             return try body(database)
         }

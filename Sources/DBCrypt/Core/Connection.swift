@@ -12,6 +12,8 @@ final class Connection {
     /// The cipher settings an ATTACH with a key uses first: those that opened
     /// the main database, or the options' for a plaintext one.
     var attachSettings = CipherSettings.sqlcipher4
+    /// The hooks that observation installs, kept alive as long as the connection.
+    var changeTracker: ChangeTracker?
 
     init(handle: OpaquePointer) {
         self.handle = handle

@@ -26,6 +26,9 @@ public final class Database {
     public var isEncrypted: Bool { cipher != nil }
     let connection: Connection
     private var statementCache: StatementCache
+    /// While true (an observation records the tables a fetch reads), every
+    /// statement is prepared anew so that SQLite's authorizer sees it.
+    var isRecordingTablesRead = false
     var savepointDepth = 0
 
     // MARK: - Opening and closing
@@ -212,7 +215,7 @@ public final class Database {
         }
         try Statement.forEach(in: sql, on: connection) { statement, isOnly in
             if isOnly {
-                statementCache.offer(statement, for: sql)
+                if !isRecordingTablesRead { statementCache.offer(statement, for: sql) }
                 try statement.execute(arguments)
             } else {
                 guard arguments.isEmpty else {
@@ -251,7 +254,7 @@ public final class Database {
     func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = try reusableCachedStatement(sql) { return statement }
         let statement = try makeStatement(sql)
-        statementCache.offer(statement, for: sql)
+        if !isRecordingTablesRead { statementCache.offer(statement, for: sql) }
         return statement
     }
 
@@ -259,7 +262,7 @@ public final class Database {
     var cachedStatementCount: Int { statementCache.count }
 
     private func reusableCachedStatement(_ sql: String) throws -> Statement? {
-        guard let statement = statementCache.statement(for: sql) else { return nil }
+        guard !isRecordingTablesRead, let statement = statementCache.statement(for: sql) else { return nil }
         _ = try connection.open()
         return statement.isStepping || sqlite3_stmt_busy(statement.handle) != 0 ? nil : statement
     }

@@ -87,6 +87,7 @@ public final class Statement {
                 guard next > offset else { break }   // no progress: nothing more SQLite will read
                 defer { offset = next }
                 guard let statementHandle else { continue }
+                connection.changeTracker?.recordTablesRead(by: statementHandle, on: db)
                 let isOnly = isFirst && SQLText.isBlank(UnsafeBufferPointer(rebasing: text[next...]))
                 isFirst = false
                 let (quoted, keyword) = quote(offset..<next)

@@ -1,0 +1,140 @@
+import Dispatch
+import Foundation
+
+/// The observations of one queue or pool, and the commits they hear about.
+final class ObservationCenter: @unchecked Sendable {
+    // @unchecked: `observers` is touched under `lock`.
+    private let lock = NSLock()
+    private var observers: [ObjectIdentifier: Observer] = [:]
+
+    func add(_ observer: Observer) {
+        lock.lock()
+        observers[ObjectIdentifier(observer)] = observer
+        lock.unlock()
+    }
+
+    func remove(_ observer: Observer) {
+        lock.lock()
+        observers[ObjectIdentifier(observer)] = nil
+        lock.unlock()
+    }
+
+    /// How many observations are registered.
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return observers.count
+    }
+
+    /// Tells every observer that read one of `tables` to fetch again. Called
+    /// on the writer's thread right after the commit: it only schedules.
+    func committed(_ tables: Set<String>) {
+        guard !tables.isEmpty else { return }
+        lock.lock()
+        let interested = observers.values.filter { $0.mayHaveRead(tables) }
+        lock.unlock()
+        for observer in interested { observer.scheduleFetch() }
+    }
+}
+
+/// One observation: fetches on its own serial queue, one fetch at a time,
+/// and again after each commit that may have changed what it read.
+final class Observer: @unchecked Sendable {
+    // @unchecked: `region`, `needsFetch` and `isCancelled` are touched under `lock`.
+    private let lock = NSLock()
+    /// The tables the last fetch read; nil until the first fetch, or when
+    /// they could not be told: any commit then counts.
+    private var region: Set<String>?
+    private var needsFetch = false
+    private var isCancelled = false
+    private let queue = DispatchQueue(label: "DBCrypt.Observation")
+    /// Fetches the value and the tables it read, and delivers it; false when
+    /// the observation is over (it failed, or nobody listens).
+    private let fetchAndDeliver: @Sendable () -> (delivered: Bool, tablesRead: Set<String>)
+
+    init(fetchAndDeliver: @escaping @Sendable () -> (delivered: Bool, tablesRead: Set<String>)) {
+        self.fetchAndDeliver = fetchAndDeliver
+    }
+
+    func mayHaveRead(_ tables: Set<String>) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let region else { return true }
+        return !region.isDisjoint(with: tables)
+    }
+
+    /// Fetches soon, once, however many commits call this before the fetch begins.
+    func scheduleFetch() {
+        lock.lock()
+        let alreadyScheduled = needsFetch || isCancelled
+        needsFetch = true
+        lock.unlock()
+        guard !alreadyScheduled else { return }
+        queue.async { self.fetch() }
+    }
+
+    private func fetch() {
+        lock.lock()
+        needsFetch = false
+        let cancelled = isCancelled
+        lock.unlock()
+        guard !cancelled else { return }
+        let (delivered, tables) = fetchAndDeliver()
+        lock.lock()
+        region = tables.isEmpty ? nil : tables
+        if !delivered { isCancelled = true }
+        lock.unlock()
+    }
+
+    func cancel() {
+        lock.lock()
+        isCancelled = true
+        lock.unlock()
+    }
+}
+
+/// Starts an observation of `center`'s commits: the stream's first value is
+/// fetched at once, then again after each commit that changed a table the
+/// previous fetch read. `fetch` runs a fetch with the tables it read recorded.
+func observation<T: Sendable>(
+    center: ObservationCenter, removingDuplicates isDuplicate: (@Sendable (T, T) -> Bool)?,
+    fetch: @escaping @Sendable () throws -> (T, Set<String>)
+) -> AsyncThrowingStream<T, Error> {
+    AsyncThrowingStream { continuation in
+        let last = LastValue<T>()
+        let observer = Observer {
+            do {
+                let (value, tables) = try fetch()
+                if let isDuplicate, let previous = last.swap(value), isDuplicate(previous, value) { return (true, tables) }
+                if case .terminated = continuation.yield(value) { return (false, tables) }
+                return (true, tables)
+            } catch {
+                continuation.finish(throwing: error)
+                return (false, [])
+            }
+        }
+        continuation.onTermination = { _ in
+            observer.cancel()
+            center.remove(observer)
+        }
+        // Registered before the first fetch, with no region yet: a commit
+        // made while it runs fetches again rather than being missed.
+        center.add(observer)
+        observer.scheduleFetch()
+    }
+}
+
+/// The value an observation delivered last, for dropping duplicates.
+private final class LastValue<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T?
+
+    /// Stores `new` and returns the value it replaces.
+    func swap(_ new: T) -> T? {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = value
+        value = new
+        return old
+    }
+}

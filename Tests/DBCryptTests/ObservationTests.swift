@@ -1,0 +1,165 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// Observation on real encrypted files, through a pool and a queue: a value
+/// at once, one after each commit that touches what the query read, none
+/// for other tables, and the end of it all when the task is cancelled.
+final class ObservationTests: XCTestCase {
+    let key = DatabaseKey.passphrase("observation tests passphrase")
+
+    private func makeWriters() throws -> [any ObservedWriter] {
+        let dir = try makeTemporaryDirectory(self)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("pool.db").path, key: key)
+        let queue = try DatabaseQueue(path: dir.appendingPathComponent("queue.db").path, key: key)
+        for writer in [pool, queue] as [any ObservedWriter] {
+            try writer.write { db in
+                try db.execute("""
+                    CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT);
+                    CREATE TABLE other(id INTEGER PRIMARY KEY, value TEXT);
+                    CREATE VIEW titled AS SELECT title FROM note WHERE title IS NOT NULL;
+                    """)
+            }
+        }
+        return [pool, queue]
+    }
+
+    func testEachCommitToTheObservedTableGivesOneValueAndOtherTablesNone() async throws {
+        for writer in try makeWriters() {
+            let fetches = Counter()
+            let stream = writer.observeValues { db -> Int in
+                fetches.increment()
+                return try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1
+            }
+            var values = stream.makeAsyncIterator()
+            let first = try await values.next()
+            XCTAssertEqual(first, 0, "\(writer)")
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('one')") }
+            let second = try await values.next()
+            XCTAssertEqual(second, 1, "\(writer)")
+
+            let before = fetches.value
+            for i in 0..<5 { try await writer.write { db in try db.execute("INSERT INTO other(value) VALUES (?)", ["\(i)"]) } }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            XCTAssertEqual(fetches.value, before, "\(writer): commits to another table fetched again")
+
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('two')") }
+            let third = try await values.next()
+            XCTAssertEqual(third, 2, "\(writer)")
+        }
+    }
+
+    /// A `DELETE` with no `WHERE` (which SQLite would run without telling the
+    /// update hook), an UPDATE, a rolled-back write, and a view over the table.
+    func testDeletesUpdatesRollbacksAndViews() async throws {
+        for writer in try makeWriters() {
+            var titles = writer.observeValues { db in try db.fetchAll(String.self, "SELECT title FROM titled ORDER BY title") }
+                .makeAsyncIterator()
+            let first = try await titles.next()
+            XCTAssertEqual(first, [])
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('a'), ('b')") }
+            let second = try await titles.next()
+            XCTAssertEqual(second, ["a", "b"])
+            do {
+                try await writer.write { db in
+                    try db.execute("INSERT INTO note(title) VALUES ('never')")
+                    throw DatabaseError.cancelled
+                }
+            } catch DatabaseError.cancelled {}
+            try await writer.write { db in try db.execute("UPDATE note SET title = 'c' WHERE title = 'a'") }
+            let third = try await titles.next()
+            XCTAssertEqual(third, ["b", "c"], "\(writer): the rolled-back insert is not seen, the update is")
+            try await writer.write { db in try db.execute("DELETE FROM note") }
+            let fourth = try await titles.next()
+            XCTAssertEqual(fourth, [], "\(writer)")
+        }
+    }
+
+    func testDuplicatesAreDroppedWhenAsked() async throws {
+        for writer in try makeWriters() {
+            let stream = writer.observeDistinctValues { db in
+                try db.fetchScalar(Int.self, "SELECT count(*) FROM note WHERE title = 'x'") ?? -1
+            }
+            var values = stream.makeAsyncIterator()
+            let first = try await values.next()
+            XCTAssertEqual(first, 0)
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('not x')") }
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('x')") }
+            let second = try await values.next()
+            XCTAssertEqual(second, 1, "\(writer): the unchanged count after the first insert is not delivered")
+        }
+    }
+
+    func testCancellingTheTaskEndsTheObservation() async throws {
+        for writer in try makeWriters() {
+            let stream = writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 }
+            let started = Counter()
+            let task = Task {
+                var seen = 0
+                for try await _ in stream {
+                    seen += 1
+                    started.increment()
+                }
+                return seen
+            }
+            while started.value == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+            XCTAssertEqual(writer.observationCount, 1)
+            task.cancel()
+            _ = try? await task.value
+            XCTAssertEqual(writer.observationCount, 0, "\(writer): the observation is still registered")
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('after')") }
+        }
+    }
+
+    func testAFetchThatFailsEndsTheSequenceWithItsError() async throws {
+        for writer in try makeWriters() {
+            var values = writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 }
+                .makeAsyncIterator()
+            do {
+                _ = try await values.next()
+                XCTFail("\(writer): no error")
+            } catch let error as DatabaseError {
+                XCTAssertTrue("\(error)".contains("no such table: missing_table"), "\(error)")
+            }
+        }
+    }
+}
+
+/// What these tests need of a queue and of a pool alike.
+protocol ObservedWriter: DatabaseWriter {
+    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error>
+    func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error>
+    var observationCount: Int { get }
+}
+
+extension DatabasePool: ObservedWriter {
+    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> { observe(fetch) }
+    func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
+        observe(removingDuplicates: true, fetch)
+    }
+}
+
+extension DatabaseQueue: ObservedWriter {
+    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> { observe(fetch) }
+    func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
+        observe(removingDuplicates: true, fetch)
+    }
+}
+
+/// A count incremented from several threads.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}
