@@ -31,7 +31,7 @@ final class ObservationTests: XCTestCase {
                 fetches.increment()
                 return try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1
             }
-            var values = stream.makeAsyncIterator()
+            let values = Values(stream)
             let first = try await values.next()
             XCTAssertEqual(first, 0, "\(writer)")
             try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('one')") }
@@ -53,8 +53,7 @@ final class ObservationTests: XCTestCase {
     /// update hook), an UPDATE, a rolled-back write, and a view over the table.
     func testDeletesUpdatesRollbacksAndViews() async throws {
         for writer in try makeWriters() {
-            var titles = writer.observeValues { db in try db.fetchAll(String.self, "SELECT title FROM titled ORDER BY title") }
-                .makeAsyncIterator()
+            let titles = Values(writer.observeValues { db in try db.fetchAll(String.self, "SELECT title FROM titled ORDER BY title") })
             let first = try await titles.next()
             XCTAssertEqual(first, [])
             try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('a'), ('b')") }
@@ -80,7 +79,7 @@ final class ObservationTests: XCTestCase {
             let stream = writer.observeDistinctValues { db in
                 try db.fetchScalar(Int.self, "SELECT count(*) FROM note WHERE title = 'x'") ?? -1
             }
-            var values = stream.makeAsyncIterator()
+            let values = Values(stream)
             let first = try await values.next()
             XCTAssertEqual(first, 0)
             try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('not x')") }
@@ -113,8 +112,7 @@ final class ObservationTests: XCTestCase {
 
     func testAFetchThatFailsEndsTheSequenceWithItsError() async throws {
         for writer in try makeWriters() {
-            var values = writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 }
-                .makeAsyncIterator()
+            let values = Values(writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 })
             do {
                 _ = try await values.next()
                 XCTFail("\(writer): no error")
@@ -143,6 +141,62 @@ extension DatabaseQueue: ObservedWriter {
     func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> { observe(fetch) }
     func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
         observe(removingDuplicates: true, fetch)
+    }
+}
+
+/// The values of an observation, collected by a task of their own, so that
+/// waiting for one can time out (a regression then fails instead of hanging).
+private final class Values<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: [T] = []
+    private var failure: Error?
+    private var consumed = 0
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncThrowingStream<T, Error>) {
+        task = Task {
+            do {
+                for try await value in stream { self.append(value) }
+            } catch {
+                self.fail(error)
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func append(_ value: T) {
+        lock.lock()
+        received.append(value)
+        lock.unlock()
+    }
+
+    private func fail(_ error: Error) {
+        lock.lock()
+        failure = error
+        lock.unlock()
+    }
+
+    /// The next value not taken yet, or the error that ended the sequence.
+    private func take() -> (T?, Error?) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard consumed < received.count else { return (nil, failure) }
+        consumed += 1
+        return (received[consumed - 1], nil)
+    }
+
+    /// The next value, or the sequence's error; fails after `timeout` seconds.
+    func next(timeout: Double = 10) async throws -> T? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let (value, error) = take()
+            if let value { return value }
+            if let error { throw error }
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        XCTFail("no value within \(timeout) seconds")
+        return nil
     }
 }
 
