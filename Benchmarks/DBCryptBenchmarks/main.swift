@@ -7,6 +7,7 @@
 //   DBCryptBenchmarks open [--rounds N]                         W3
 //   DBCryptBenchmarks export [--rounds N] [--rows N]           W4
 //   DBCryptBenchmarks pool [--rounds N]                         W6
+//   DBCryptBenchmarks observe [--rounds N]                      W7
 //   DBCryptBenchmarks measure CONFIG ROWS
 //       one measurement in this process (the parent runs each in a child, so
 //       that the stock provider is measured in a process that never installed
@@ -34,6 +35,8 @@ case "open":
     try runOpenBenchmark(rounds: option("--rounds", default: 5))
 case "pool":
     try runPoolBenchmark(rounds: option("--rounds", default: 5))
+case "observe":
+    try await runObservationBenchmark(rounds: option("--rounds", default: 5))
 case "export":
     try runExportBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
 case "profile-insert":

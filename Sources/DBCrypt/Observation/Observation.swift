@@ -3,19 +3,33 @@ import Foundation
 
 /// The observations of one queue or pool, and the commits they hear about.
 final class ObservationCenter: @unchecked Sendable {
-    // @unchecked: `observers` is touched under `lock`.
+    // @unchecked: every property is touched under `lock`.
     private let lock = NSLock()
     private var observers: [ObjectIdentifier: Observer] = [:]
+    /// Every table some observer read; nil when one of them counts any
+    /// commit. Recomputed when stale, so that a commit to a table nobody
+    /// observes costs one lookup, however many observations there are.
+    private var observedTables: Set<String>? = []
+    private var observedTablesAreStale = false
 
     func add(_ observer: Observer) {
         lock.lock()
         observers[ObjectIdentifier(observer)] = observer
+        observedTablesAreStale = true
         lock.unlock()
     }
 
     func remove(_ observer: Observer) {
         lock.lock()
         observers[ObjectIdentifier(observer)] = nil
+        observedTablesAreStale = true
+        lock.unlock()
+    }
+
+    /// Called by an observer whose tables changed with its last fetch.
+    func regionsChanged() {
+        lock.lock()
+        observedTablesAreStale = true
         lock.unlock()
     }
 
@@ -31,6 +45,21 @@ final class ObservationCenter: @unchecked Sendable {
     func committed(_ tables: Set<String>) {
         guard !tables.isEmpty else { return }
         lock.lock()
+        if observedTablesAreStale {
+            observedTables = []
+            for observer in observers.values {
+                guard let region = observer.tablesRead else {
+                    observedTables = nil
+                    break
+                }
+                observedTables!.formUnion(region)
+            }
+            observedTablesAreStale = false
+        }
+        if let observedTables, observedTables.isDisjoint(with: tables) {
+            lock.unlock()
+            return
+        }
         let interested = observers.values.filter { $0.mayHaveRead(tables) }
         lock.unlock()
         for observer in interested { observer.scheduleFetch() }
@@ -52,14 +81,24 @@ final class Observer: @unchecked Sendable {
     /// the observation is over (it failed, or nobody listens).
     private let fetchAndDeliver: @Sendable () -> (delivered: Bool, tablesRead: Set<String>)
 
-    init(fetchAndDeliver: @escaping @Sendable () -> (delivered: Bool, tablesRead: Set<String>)) {
+    /// Told when the tables of a fetch differ from the last one's.
+    private let regionsChanged: @Sendable () -> Void
+
+    init(regionsChanged: @escaping @Sendable () -> Void,
+         fetchAndDeliver: @escaping @Sendable () -> (delivered: Bool, tablesRead: Set<String>)) {
+        self.regionsChanged = regionsChanged
         self.fetchAndDeliver = fetchAndDeliver
     }
 
-    func mayHaveRead(_ tables: Set<String>) -> Bool {
+    /// The tables the last fetch read; nil when any commit counts.
+    var tablesRead: Set<String>? {
         lock.lock()
         defer { lock.unlock() }
-        guard let region else { return true }
+        return region
+    }
+
+    func mayHaveRead(_ tables: Set<String>) -> Bool {
+        guard let region = tablesRead else { return true }
         return !region.isDisjoint(with: tables)
     }
 
@@ -80,10 +119,13 @@ final class Observer: @unchecked Sendable {
         lock.unlock()
         guard !cancelled else { return }
         let (delivered, tables) = fetchAndDeliver()
+        let newRegion: Set<String>? = tables.isEmpty ? nil : tables
         lock.lock()
-        region = tables.isEmpty ? nil : tables
+        let changed = newRegion != region
+        region = newRegion
         if !delivered { isCancelled = true }
         lock.unlock()
+        if changed { regionsChanged() }
     }
 
     func cancel() {
@@ -102,7 +144,7 @@ func observation<T: Sendable>(
 ) -> AsyncThrowingStream<T, Error> {
     AsyncThrowingStream { continuation in
         let last = LastValue<T>()
-        let observer = Observer {
+        let observer = Observer(regionsChanged: { center.regionsChanged() }) {
             do {
                 let (value, tables) = try fetch()
                 if let isDuplicate, let previous = last.swap(value), isDuplicate(previous, value) { return (true, tables) }
