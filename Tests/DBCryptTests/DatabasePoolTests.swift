@@ -288,6 +288,49 @@ final class DatabasePoolTests: XCTestCase {
         XCTAssertEqual(try pool.read(count), 6000)
     }
 
+    /// A read handed off by the writer sees exactly what was committed when
+    /// it was handed off, while the writer goes on writing.
+    func testAConcurrentReadSeesTheStateTheWriterLeft() throws {
+        let pool = try makePool()
+        let seen = Failures(), done = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        try pool.writeWithoutTransaction { db in
+            try db.inTransaction { db in try db.execute("INSERT INTO note(title) VALUES ('one'), ('two')") }
+            pool.concurrentRead { result in
+                proceed.wait()   // the writer commits more first
+                do {
+                    let db = try result.get()
+                    seen.add(text: "\(try count(db)) rows")
+                } catch {
+                    seen.add(error)
+                }
+                done.signal()
+            }
+            try db.inTransaction { db in try db.execute("INSERT INTO note(title) VALUES ('three')") }
+            proceed.signal()
+        }
+        done.wait()
+        XCTAssertEqual(seen.all, ["2 rows"], "the read saw another state")
+        XCTAssertEqual(try pool.read(count), 3)
+
+        // Inside a transaction, or outside the writer, there is no committed state to hand off.
+        let refused = DispatchSemaphore(value: 0)
+        let errors = Failures()
+        try pool.write { _ in
+            pool.concurrentRead { result in
+                if case .failure(let error) = result { errors.add(error) }
+                refused.signal()
+            }
+        }
+        pool.concurrentRead { result in
+            if case .failure(let error) = result { errors.add(error) }
+            refused.signal()
+        }
+        refused.wait()
+        refused.wait()
+        XCTAssertEqual(errors.all.count, 2, "\(errors.all)")
+    }
+
     func testAReadOnlyPoolIsRefused() throws {
         var options = Database.Options()
         options.readOnly = true
@@ -334,14 +377,16 @@ private final class Counter: @unchecked Sendable {
     }
 }
 
-/// Errors collected from several threads.
+/// Errors (or other lines) collected from several threads.
 private final class Failures: @unchecked Sendable {
     private let lock = NSLock()
     private var errors: [String] = []
 
-    func add(_ error: Error) {
+    func add(_ error: Error) { add(text: "\(error)") }
+
+    func add(text: String) {
         lock.lock()
-        errors.append("\(error)")
+        errors.append(text)
         lock.unlock()
     }
 

@@ -74,6 +74,26 @@ final class ObservationTests: XCTestCase {
         }
     }
 
+    /// The hooks must not change what SQL does: a DROP TABLE drops (SQLite
+    /// skips it silently when the authorizer ignores its DELETE check), and
+    /// an observation of the dropped table hears of it.
+    func testDropTableDropsAndIsObserved() async throws {
+        for writer in try makeWriters() {
+            let values = Values(writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM other") ?? -1 })
+            let first = try await values.next()
+            XCTAssertEqual(first, 0)
+            try await writer.write { db in try db.execute("DROP TABLE other") }
+            do {
+                _ = try await values.next()
+                XCTFail("\(writer): the observation did not hear of the drop")
+            } catch let error as DatabaseError {
+                XCTAssertTrue("\(error)".contains("no such table: other"), "\(error)")
+            }
+            let tables = try await writer.read { db in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table'") }
+            XCTAssertEqual(tables, ["note"], "\(writer)")
+        }
+    }
+
     func testDuplicatesAreDroppedWhenAsked() async throws {
         for writer in try makeWriters() {
             let stream = writer.observeDistinctValues { db in

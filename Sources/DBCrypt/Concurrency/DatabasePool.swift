@@ -218,6 +218,58 @@ public final class DatabasePool: @unchecked Sendable {
         if isClosed { reader.close() } else { idleReaders.append(reader) }
     }
 
+    /// From inside a write closure, outside a transaction: starts a read
+    /// that sees the database exactly as the writer left it (what it just
+    /// committed, and nothing committed after), and runs `body` with it on a
+    /// reader while the writer goes on (GRDB's `asyncConcurrentRead`). The
+    /// snapshot is taken before this returns; `body` runs later, on another
+    /// thread, and is given the error instead when the read could not begin.
+    ///
+    /// ```swift
+    /// try pool.writeWithoutTransaction { db in
+    ///     try db.inTransaction { db in try db.execute("INSERT ...") }
+    ///     pool.concurrentRead { result in /* reads exactly that state */ }
+    ///     try db.execute("DELETE ...")   // not seen by the read above
+    /// }
+    /// ```
+    public func concurrentRead(_ body: @escaping @Sendable (Result<Database, Error>) -> Void) {
+        let reader: Database
+        do {
+            guard HeldQueues.contains(self) else {
+                throw DatabaseError.invalidArguments(reason: "concurrentRead is called from inside one of the pool's write closures", sql: nil)
+            }
+            guard !writer.isInsideTransaction else {
+                throw DatabaseError.invalidArguments(reason: "concurrentRead is called outside a transaction, so that it sees what was committed", sql: nil)
+            }
+            readerPermits.wait()
+            do {
+                reader = try takeReader()
+            } catch {
+                readerPermits.signal()
+                throw error
+            }
+            do {
+                try reader.beginReadSnapshot()
+            } catch {
+                giveBack(reader)
+                readerPermits.signal()
+                throw error
+            }
+        } catch {
+            readerQueue.async { body(.failure(error)) }
+            return
+        }
+        let box = UncheckedDatabase(reader)
+        readerQueue.async {
+            defer {
+                box.database.endReadSnapshot()
+                self.giveBack(box.database)
+                self.readerPermits.signal()
+            }
+            HeldQueues.holding(self) { body(.success(box.database)) }
+        }
+    }
+
     // MARK: - Writing
 
     /// Runs `body` in an IMMEDIATE transaction on the writer and waits for
@@ -425,6 +477,12 @@ public final class DatabasePool: @unchecked Sendable {
             writer.close()
         }
     }
+}
+
+/// A reader handed to the thread that runs a concurrent read: one thread at a time.
+private struct UncheckedDatabase: @unchecked Sendable {
+    let database: Database
+    init(_ database: Database) { self.database = database }
 }
 
 /// The salt at the start of an encrypted file.

@@ -84,6 +84,23 @@ extension Database {
         return result
     }
 
+    /// Begins a read transaction and takes its snapshot now, for a read that
+    /// another thread finishes with ``endReadSnapshot()``.
+    func beginReadSnapshot() throws {
+        try connection.run("BEGIN DEFERRED")
+        do {
+            _ = try connection.firstValue("SELECT 1 FROM sqlite_master LIMIT 1")
+        } catch {
+            try? connection.run("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Ends the read transaction ``beginReadSnapshot()`` began, if it is still open.
+    func endReadSnapshot() {
+        if isInsideTransaction { try? connection.run("COMMIT") }
+    }
+
     /// Runs `body` in one read transaction that starts before it: every query
     /// in it sees the same state of the database. Writing is refused
     /// (`PRAGMA query_only`) for the duration; the setting is then put back.

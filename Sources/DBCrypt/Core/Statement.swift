@@ -76,6 +76,7 @@ public final class Statement {
                 }
                 var statementHandle: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
+                connection.changeTracker?.willPrepare()
                 let code = sqlite3_prepare_v2(db, base + offset, Int32(end - offset), &statementHandle, &tail)
                 guard code == SQLITE_OK else {
                     // SQLite's tail stops at the error: quote the whole statement.

@@ -14,6 +14,9 @@ final class ChangeTracker {
     var tablesRead: Set<String>?
     /// Tables changed by the transaction under way.
     private var pending: Set<String> = []
+    /// Whether the statement being prepared drops a table: its SQLITE_DELETE
+    /// check must pass, or SQLite would silently skip the DROP.
+    private var preparingDrop = false
     /// Tables changed by transactions committed since the last `takeCommitted`.
     private var committed: Set<String> = []
 
@@ -53,11 +56,13 @@ final class ChangeTracker {
             if tablesRead != nil, let first { tablesRead!.insert(String(cString: first)) }
         case SQLITE_DELETE:
             // Row by row, so that the update hook sees each one (SQLite's own
-            // tables keep their optimizations).
-            if let first, strncmp(first, "sqlite_", 7) != 0 { return SQLITE_IGNORE }
+            // tables keep their optimizations). For a DROP TABLE, which checks
+            // SQLITE_DELETE after SQLITE_DROP_TABLE, SQLITE_IGNORE would skip the drop.
+            if !preparingDrop, let first, strncmp(first, "sqlite_", 7) != 0 { return SQLITE_IGNORE }
         case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
             // Dropped rows reach no hook: the table counts as changed by the
             // transaction that drops it.
+            preparingDrop = true
             if let first { pending.insert(String(cString: first)) }
         case SQLITE_ALTER_TABLE:
             if let second { pending.insert(String(cString: second)) }
@@ -65,6 +70,11 @@ final class ChangeTracker {
             break
         }
         return SQLITE_OK
+    }
+
+    /// Called before each statement is prepared.
+    func willPrepare() {
+        preparingDrop = false
     }
 
     /// Adds the tables `statement` reads to ``tablesRead``, from its bytecode:
