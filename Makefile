@@ -29,7 +29,7 @@ bench: bootstrap
 	.build/release/DBCryptBenchmarks open --rounds 5
 	.build/release/DBCryptBenchmarks export --rounds 5
 	.build/release/DBCryptBenchmarks pool --rounds 5
-	.build/release/DBCryptBenchmarks observe --rounds 5
+	.build/release/DBCryptBenchmarks observe --rounds 15
 	.build/release/DBCryptBenchmarks provider --rounds 11
 	swift build -c release --package-path Benchmarks/GRDBComparison
 	Benchmarks/GRDBComparison/.build/release/GRDBComparison --rounds 11

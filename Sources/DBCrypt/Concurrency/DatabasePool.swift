@@ -52,8 +52,10 @@ public final class DatabasePool: @unchecked Sendable {
     public let path: String
 
     private var writer: Database
-    /// The writer's hooks: which tables each commit changed.
-    private var tracker: ChangeTracker
+    /// The writer's hooks (which tables each commit changed), installed on
+    /// the writer queue by the first observation: until then writes pay
+    /// nothing for observation.
+    private var tracker: ChangeTracker?
     private let observations = ObservationCenter()
     /// How many observations are registered, for tests.
     var observationCount: Int { observations.count }
@@ -93,7 +95,6 @@ public final class DatabasePool: @unchecked Sendable {
         writerOptions.journalMode = .wal
         let (writer, derivedKey) = try Self.openWriter(path: path, key: key, options: writerOptions)
         try Self.keepTheWALBounded(writer)
-        tracker = try ChangeTracker.install(on: writer.connection)
         self.writer = writer
         self.writerOptions = writerOptions
         self.path = path
@@ -327,7 +328,7 @@ public final class DatabasePool: @unchecked Sendable {
 
     /// Runs `body` with the writer on the current thread, which runs the writer queue.
     private func onWriter<T>(_ body: (Database) throws -> T) throws -> T {
-        defer { observations.committed(tracker.takeCommitted()) }
+        defer { if let tracker { observations.committed(tracker.takeCommitted()) } }
         return try HeldQueues.holding(self) {
             guard !writer.isClosed else { throw DatabaseError.connectionClosed }
             return try body(writer)
@@ -349,7 +350,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// }
     /// ```
     public func observe<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
-        observation(center: observations, removingDuplicates: nil) { [self] in try fetchRecordingTables(fetch) }
+        observation(center: observations, removingDuplicates: nil, prepare: prepareObservation) { [self] in try fetchRecordingTables(fetch) }
     }
 
     /// As ``observe(_:)``, and with `removingDuplicates`, a value equal to the
@@ -359,7 +360,27 @@ public final class DatabasePool: @unchecked Sendable {
     ) -> AsyncThrowingStream<T, Error> {
         var isDuplicate: (@Sendable (T, T) -> Bool)?
         if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
-        return observation(center: observations, removingDuplicates: isDuplicate) { [self] in try fetchRecordingTables(fetch) }
+        return observation(center: observations, removingDuplicates: isDuplicate, prepare: prepareObservation) { [self] in
+            try fetchRecordingTables(fetch)
+        }
+    }
+
+    /// Installs the hooks on the writer, on its queue, then calls `then`.
+    /// Cached statements are dropped first: SQLite consults the authorizer
+    /// when it prepares.
+    private func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
+        writerQueue.async { [self] in
+            do {
+                if tracker == nil {
+                    guard !writer.isClosed else { throw DatabaseError.connectionClosed }
+                    writer.clearStatementCache()
+                    tracker = try ChangeTracker.install(on: writer.connection)
+                }
+                then(nil)
+            } catch {
+                then(error)
+            }
+        }
     }
 
     /// Runs `fetch` on a reader in one read transaction, recording the tables it reads.
@@ -432,7 +453,7 @@ public final class DatabasePool: @unchecked Sendable {
             options.cipher = newCipher ?? currentCipher
             let (reopened, derived) = try Self.openWriter(path: path, key: newKey, options: options)
             try Self.keepTheWALBounded(reopened)
-            tracker = try ChangeTracker.install(on: reopened.connection)
+            if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
             writer = reopened
             lock.lock()
             readerKey = derived ?? newKey

@@ -44,12 +44,13 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// - throws: everything ``Database/init(path:key:options:)`` throws, at once.
     public init(path: String, key: DatabaseKey? = nil, options: Database.Options = Database.Options()) throws {
         database = try Database(path: path, key: key, options: options)
-        tracker = try ChangeTracker.install(on: database.connection)
         self.path = path
         queue = DispatchQueue(label: "DBCrypt.DatabaseQueue")
     }
 
-    private let tracker: ChangeTracker
+    /// The connection's hooks, installed (on the queue) by the first
+    /// observation: until then writes pay nothing for observation.
+    private var tracker: ChangeTracker?
     private let observations = ObservationCenter()
     /// How many observations are registered, for tests.
     var observationCount: Int { observations.count }
@@ -68,7 +69,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// }
     /// ```
     public func observe<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
-        observation(center: observations, removingDuplicates: nil) { [self] in try fetchRecordingTables(fetch) }
+        observation(center: observations, removingDuplicates: nil, prepare: prepareObservation) { [self] in try fetchRecordingTables(fetch) }
     }
 
     /// As ``observe(_:)``, and with `removingDuplicates`, a value equal to the
@@ -78,7 +79,25 @@ public final class DatabaseQueue: @unchecked Sendable {
     ) -> AsyncThrowingStream<T, Error> {
         var isDuplicate: (@Sendable (T, T) -> Bool)?
         if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
-        return observation(center: observations, removingDuplicates: isDuplicate) { [self] in try fetchRecordingTables(fetch) }
+        return observation(center: observations, removingDuplicates: isDuplicate, prepare: prepareObservation) { [self] in
+            try fetchRecordingTables(fetch)
+        }
+    }
+
+    /// Installs the hooks on the queue, then calls `then`. Cached statements
+    /// are dropped first: SQLite consults the authorizer when it prepares.
+    private func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
+        queue.async { [self] in
+            do {
+                if tracker == nil {
+                    database.clearStatementCache()
+                    tracker = try database.connection.changeTracker ?? ChangeTracker.install(on: database.connection)
+                }
+                then(nil)
+            } catch {
+                then(error)
+            }
+        }
     }
 
     /// Runs `fetch` on the queue in one read transaction, recording the tables it reads.
@@ -183,7 +202,7 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Runs `body` on the current thread, which is running the queue.
     private func run<T>(_ body: (Database) throws -> T) throws -> T {
-        defer { observations.committed(tracker.takeCommitted()) }
+        defer { if let tracker { observations.committed(tracker.takeCommitted()) } }
         return try HeldQueues.holding(self) {
             guard !database.isClosed else { throw DatabaseError.connectionClosed }
             return try body(database)

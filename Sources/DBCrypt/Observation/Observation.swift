@@ -69,13 +69,13 @@ final class ObservationCenter: @unchecked Sendable {
 /// One observation: fetches on its own serial queue, one fetch at a time,
 /// and again after each commit that may have changed what it read.
 final class Observer: @unchecked Sendable {
-    // @unchecked: `region`, `needsFetch` and `isCancelled` are touched under `lock`.
+    // @unchecked: `region`, `needsFetch` and `cancelled` are touched under `lock`.
     private let lock = NSLock()
     /// The tables the last fetch read; nil until the first fetch, or when
     /// they could not be told: any commit then counts.
     private var region: Set<String>?
     private var needsFetch = false
-    private var isCancelled = false
+    private var cancelled = false
     private let queue = DispatchQueue(label: "DBCrypt.Observation")
     /// Fetches the value and the tables it read, and delivers it; false when
     /// the observation is over (it failed, or nobody listens).
@@ -105,7 +105,7 @@ final class Observer: @unchecked Sendable {
     /// Fetches soon, once, however many commits call this before the fetch begins.
     func scheduleFetch() {
         lock.lock()
-        let alreadyScheduled = needsFetch || isCancelled
+        let alreadyScheduled = needsFetch || cancelled
         needsFetch = true
         lock.unlock()
         guard !alreadyScheduled else { return }
@@ -115,31 +115,40 @@ final class Observer: @unchecked Sendable {
     private func fetch() {
         lock.lock()
         needsFetch = false
-        let cancelled = isCancelled
+        let isOver = cancelled
         lock.unlock()
-        guard !cancelled else { return }
+        guard !isOver else { return }
         let (delivered, tables) = fetchAndDeliver()
         let newRegion: Set<String>? = tables.isEmpty ? nil : tables
         lock.lock()
         let changed = newRegion != region
         region = newRegion
-        if !delivered { isCancelled = true }
+        if !delivered { cancelled = true }
         lock.unlock()
         if changed { regionsChanged() }
     }
 
     func cancel() {
         lock.lock()
-        isCancelled = true
+        cancelled = true
         lock.unlock()
+    }
+
+    /// Whether the observation is over.
+    var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
     }
 }
 
 /// Starts an observation of `center`'s commits: the stream's first value is
 /// fetched at once, then again after each commit that changed a table the
-/// previous fetch read. `fetch` runs a fetch with the tables it read recorded.
+/// previous fetch read. `prepare` makes the writer report its commits, then
+/// calls back; `fetch` runs a fetch with the tables it read recorded.
 func observation<T: Sendable>(
     center: ObservationCenter, removingDuplicates isDuplicate: (@Sendable (T, T) -> Bool)?,
+    prepare: @escaping @Sendable (_ then: @escaping @Sendable (Error?) -> Void) -> Void,
     fetch: @escaping @Sendable () throws -> (T, Set<String>)
 ) -> AsyncThrowingStream<T, Error> {
     AsyncThrowingStream { continuation in
@@ -159,10 +168,16 @@ func observation<T: Sendable>(
             observer.cancel()
             center.remove(observer)
         }
-        // Registered before the first fetch, with no region yet: a commit
-        // made while it runs fetches again rather than being missed.
-        center.add(observer)
-        observer.scheduleFetch()
+        // Once the writer reports its commits: registered before the first
+        // fetch, with no region yet, so that a commit made while it runs
+        // fetches again rather than being missed.
+        prepare { error in
+            if let error { return continuation.finish(throwing: error) }
+            center.add(observer)
+            // Ended meanwhile: whichever of this and onTermination came last removes it.
+            guard !observer.isCancelled else { return center.remove(observer) }
+            observer.scheduleFetch()
+        }
     }
 }
 
