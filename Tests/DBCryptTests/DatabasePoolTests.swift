@@ -360,7 +360,7 @@ private final class Flag: @unchecked Sendable {
 }
 
 /// A count incremented from several threads.
-private final class Counter: @unchecked Sendable {
+final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
 

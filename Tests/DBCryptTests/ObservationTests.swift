@@ -219,21 +219,3 @@ private final class Values<T: Sendable>: @unchecked Sendable {
         return nil
     }
 }
-
-/// A count incremented from several threads.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-
-    func increment() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-
-    var value: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
-    }
-}
