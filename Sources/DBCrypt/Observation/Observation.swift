@@ -69,32 +69,36 @@ final class ObservationCenter: @unchecked Sendable {
 /// One observation: fetches on its own serial queue, one fetch at a time,
 /// and again after each commit that may have changed what it read.
 final class Observer: @unchecked Sendable {
-    // @unchecked: `region`, `needsFetch` and `cancelled` are touched under `lock`.
+    // @unchecked: `region`, `isFetching`, `needsFetch` and `cancelled` are touched under `lock`.
     private let lock = NSLock()
     /// The tables the last fetch read; nil until the first fetch, or when
     /// they could not be told: any commit then counts.
     private var region: Set<String>?
+    /// While a fetch runs any commit counts: it may change what that fetch
+    /// reads after its snapshot, in tables the previous fetch did not read.
+    private var isFetching = false
     private var needsFetch = false
     private var cancelled = false
     private let queue = DispatchQueue(label: "DBCrypt.Observation")
-    /// Fetches the value and the tables it read, and delivers it; false when
-    /// the observation is over (it failed, or nobody listens).
-    private let fetchAndDeliver: @Sendable () -> (delivered: Bool, tablesRead: Set<String>)
+    /// Fetches the value; returns the tables it read and what delivers it
+    /// (which returns false when the observation is over: it failed, or
+    /// nobody listens).
+    private let fetchValue: @Sendable () -> (tablesRead: Set<String>, deliver: @Sendable () -> Bool)
 
-    /// Told when the tables of a fetch differ from the last one's.
+    /// Told when the tables an observer counts change.
     private let regionsChanged: @Sendable () -> Void
 
     init(regionsChanged: @escaping @Sendable () -> Void,
-         fetchAndDeliver: @escaping @Sendable () -> (delivered: Bool, tablesRead: Set<String>)) {
+         fetchValue: @escaping @Sendable () -> (tablesRead: Set<String>, deliver: @Sendable () -> Bool)) {
         self.regionsChanged = regionsChanged
-        self.fetchAndDeliver = fetchAndDeliver
+        self.fetchValue = fetchValue
     }
 
-    /// The tables the last fetch read; nil when any commit counts.
+    /// The tables whose commits this observer counts; nil when any commit counts.
     var tablesRead: Set<String>? {
         lock.lock()
         defer { lock.unlock() }
-        return region
+        return isFetching ? nil : region
     }
 
     func mayHaveRead(_ tables: Set<String>) -> Bool {
@@ -116,16 +120,19 @@ final class Observer: @unchecked Sendable {
         lock.lock()
         needsFetch = false
         let isOver = cancelled
+        if !isOver { isFetching = true }
         lock.unlock()
         guard !isOver else { return }
-        let (delivered, tables) = fetchAndDeliver()
-        let newRegion: Set<String>? = tables.isEmpty ? nil : tables
+        regionsChanged()
+        let (tables, deliver) = fetchValue()
         lock.lock()
-        let changed = newRegion != region
-        region = newRegion
-        if !delivered { cancelled = true }
+        region = tables.isEmpty ? nil : tables
+        isFetching = false
         lock.unlock()
-        if changed { regionsChanged() }
+        regionsChanged()
+        // Delivered once the region is in place: a commit the receiver makes
+        // next is counted against what this value was read from.
+        if !deliver() { cancel() }
     }
 
     func cancel() {
@@ -156,12 +163,16 @@ func observation<T: Sendable>(
         let observer = Observer(regionsChanged: { center.regionsChanged() }) {
             do {
                 let (value, tables) = try fetch()
-                if let isDuplicate, let previous = last.swap(value), isDuplicate(previous, value) { return (true, tables) }
-                if case .terminated = continuation.yield(value) { return (false, tables) }
-                return (true, tables)
+                return (tables, {
+                    if let isDuplicate, let previous = last.swap(value), isDuplicate(previous, value) { return true }
+                    if case .terminated = continuation.yield(value) { return false }
+                    return true
+                })
             } catch {
-                continuation.finish(throwing: error)
-                return (false, [])
+                return ([], {
+                    continuation.finish(throwing: error)
+                    return false
+                })
             }
         }
         continuation.onTermination = { _ in
