@@ -50,19 +50,17 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
                          (.fileModified(dir.appendingPathComponent("app.db").path), nil)])
     }
 
-    enum Left { case original, replaced }
-
     /// Runs the routine on a copy of `template` once uninterrupted (timing
     /// it), then kills it at random moments and at `latePoints` (by default
     /// when its temporary file appears and right after the rename), checking
     /// the path after each kill.
     private func runKills(
         template: String, dir: URL, command: String, keys: [String: String],
-        original: DatabaseKey?, replacement: DatabaseKey, latePoints: [(KillPoint, Left?)]? = nil
+        original: DatabaseKey?, replacement: DatabaseKey, latePoints: [(KillPoint, KillOutcome?)]? = nil
     ) throws {
         let path = dir.appendingPathComponent("app.db").path
         let temporary = ".app.db.dbcrypt-"
-        let latePoints: [(KillPoint, Left?)] = latePoints ?? [
+        let latePoints: [(KillPoint, KillOutcome?)] = latePoints ?? [
             (.fileAppears(directory: dir.path, prefix: temporary), .original), (.pathReplaced(path), .replaced),
         ]
         try FileManager.default.copyItem(atPath: template, toPath: path)
@@ -75,40 +73,31 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         XCTAssertEqual(timing.terminationStatus, 0, String(decoding: timingErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         try check(path, key: replacement)
 
-        let points: [(KillPoint, expected: Left?)] = Array(repeating: (.random, nil), count: killCount(15))
+        let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: killCount(15))
             + latePoints.flatMap { point in Array(repeating: (point.0, point.1), count: killCount(4)) }
-        var tally = [Left.original: 0, .replaced: 0]
-        var needsOriginal = true
-        for (point, expected) in points.shuffled() {
-            if needsOriginal {
-                try? FileManager.default.removeItem(atPath: path)
-                try FileManager.default.copyItem(atPath: template, toPath: path)
-            }
-            let landed = try runAndKill(at: point, typicalDuration: duration) { try startTestHelper([command, path], keys: keys).0 }
-            let left: Left
-            if try holdsOriginal(path, originalKey: original) {
-                try check(path, key: original)
-                left = .original
-            } else {
-                try check(path, key: replacement)
-                left = .replaced
-            }
-            if landed, let expected { XCTAssertEqual(left, expected, "killed \(point)") }
-            tally[left, default: 0] += 1
-            needsOriginal = left == .replaced
+        func restoreOriginal() throws {
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: template, toPath: path)
         }
+        try restoreOriginal()
+        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper([command, path], keys: keys).0 },
+                                   state: {
+            guard try holdsOriginal(path, originalKey: original) else {
+                try check(path, key: replacement)
+                return .replaced
+            }
+            try check(path, key: original)
+            return .original
+        }, restore: restoreOriginal)
         XCTAssertGreaterThan(tally[.original]!, 0, "no kill landed before the rename: the test proves little")
         print("\(command): \(points.count) kills within \(Int(duration * 1000)) ms runs: "
               + "\(tally[.original]!) left the original, \(tally[.replaced]!) the new database")
 
-        // The next run cleans up whatever the killed ones left behind.
-        if !needsOriginal {
-            let (final, _) = try startTestHelper([command, path], keys: keys)
-            final.waitUntilExit()
-            XCTAssertEqual(final.terminationStatus, 0)
-        } else {
-            SiblingFile.removeAbandoned(beside: path)
-        }
+        // The path holds the original again: the next run cleans up whatever
+        // the killed ones left behind.
+        let (final, _) = try startTestHelper([command, path], keys: keys)
+        final.waitUntilExit()
+        XCTAssertEqual(final.terminationStatus, 0)
         XCTAssertEqual(try EncryptionFixture.files(in: dir).filter { $0.hasPrefix(".app.db") || $0.hasPrefix("app.db-") }, [])
     }
 

@@ -1,6 +1,7 @@
 // What the kill tests of both test targets share: where a child process is
 // killed, and how many times.
 import Foundation
+import XCTest
 
 /// The moment a kill test sends SIGKILL to a routine running in a child process.
 public enum KillPoint: Sendable, CustomStringConvertible {
@@ -120,4 +121,30 @@ private func entries(of directory: String, prefix: String) -> [String: FileIdent
         }
     }
     return found
+}
+
+/// What a path holds after a routine that replaces it was killed.
+public enum KillOutcome: Sendable {
+    case original, replaced
+}
+
+/// Runs the process `start` makes once per point, in random order, killing it
+/// there; asks `state` what the files hold after each kill (it checks that
+/// they are whole), checks that against the point's expected outcome when the
+/// kill landed, and calls `restore` after each replacement. Returns how many
+/// kills left each outcome.
+public func killAtEach(
+    _ points: [(KillPoint, expected: KillOutcome?)], typicalDuration: TimeInterval,
+    start: () throws -> Process, state: () throws -> KillOutcome, restore: () throws -> Void,
+    file: StaticString = #filePath, line: UInt = #line
+) throws -> [KillOutcome: Int] {
+    var tally: [KillOutcome: Int] = [.original: 0, .replaced: 0]
+    for (point, expected) in points.shuffled() {
+        let landed = try runAndKill(at: point, typicalDuration: typicalDuration, start: start)
+        let left = try state()
+        tally[left, default: 0] += 1
+        if landed, let expected { XCTAssertEqual(left, expected, "killed \(point)", file: file, line: line) }
+        if left == .replaced { try restore() }
+    }
+    return tally
 }

@@ -172,13 +172,11 @@ final class CommandKillTests: XCTestCase {
 
     // MARK: - The campaign
 
-    enum Left { case original, replaced }
-
     /// Runs `arguments` uninterrupted once (timing it), then kills it at
     /// random moments, when its temporary file appears beside `target`, and
     /// right after the rename over `target`. `state` checks the files after
     /// each kill and says what they hold; `restore` puts the original back.
-    private func campaign(arguments: [String], target: String, restore: () throws -> Void, state: () throws -> Left) throws {
+    private func campaign(arguments: [String], target: String, restore: () throws -> Void, state: () throws -> KillOutcome) throws {
         let folder = (target as NSString).deletingLastPathComponent
         let temporary = "." + (target as NSString).lastPathComponent + ".dbcrypt-"
         try restore()
@@ -186,21 +184,15 @@ final class CommandKillTests: XCTestCase {
         let run = try dbcrypt(arguments, environment: keyEnvironment)
         let duration = Date().timeIntervalSince(started)
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertEqual(try state(), .replaced)
+        XCTAssertEqual(try state(), KillOutcome.replaced)
         try restore()
 
-        let points: [(KillPoint, expected: Left?)] =
+        let points: [(KillPoint, expected: KillOutcome?)] =
             Array(repeating: (.random, nil), count: killCount(10))
             + Array(repeating: (.fileAppears(directory: folder, prefix: temporary), .original), count: killCount(3))
             + Array(repeating: (.pathReplaced(target), .replaced), count: killCount(3))
-        var tally = [Left.original: 0, .replaced: 0]
-        for (point, expected) in points.shuffled() {
-            let landed = try runAndKill(at: point, typicalDuration: duration) { try startDbcrypt(arguments, environment: keyEnvironment) }
-            let left = try state()
-            tally[left, default: 0] += 1
-            if landed, let expected { XCTAssertEqual(left, expected, "killed \(point)") }
-            if left == .replaced { try restore() }
-        }
+        let tally = try killAtEach(points, typicalDuration: duration, start: { try startDbcrypt(arguments, environment: keyEnvironment) },
+                                   state: state, restore: restore)
         print("\(arguments[0]): \(points.count) kills within \(Int(duration * 1000)) ms runs: "
               + "\(tally[.original]!) left the original, \(tally[.replaced]!) the new file")
         XCTAssertGreaterThan(tally[.original]!, 0)
