@@ -6,7 +6,9 @@ import XCTest
 /// at once, one after each commit that touches what the query read, none
 /// for other tables, and the end of it all when the task is cancelled.
 final class ObservationTests: XCTestCase {
-    let key = DatabaseKey.passphrase("observation tests passphrase")
+    var key: DatabaseKey { .passphrase(passphrase) }
+
+    let passphrase = "observation tests passphrase"
 
     private func makeWriters() throws -> [any ObservedWriter] {
         let dir = try makeTemporaryDirectory(self)
@@ -130,6 +132,49 @@ final class ObservationTests: XCTestCase {
         }
     }
 
+    /// Another process (SQLCipher 4.19, through Python's `sqlcipher3`)
+    /// commits to the file: an observation that asked for it hears of it; one
+    /// that did not is not fetched again (only the writer's hooks reach it).
+    func testAnotherProcessWriteIsNoticedWhenAsked() async throws {
+        for writer in try makeWriters() {
+            let unaskedFetches = Counter()
+            let unasked = Values(writer.observeValues { db -> Int in
+                unaskedFetches.increment()
+                return try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1
+            })
+            let asked = Values(writer.observeValues(checkingOtherProcessesEvery: .milliseconds(20)) { db in
+                try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1
+            })
+            let firstAsked = try await asked.next(), firstUnasked = try await unasked.next()
+            XCTAssertEqual(firstAsked, 0, "\(writer)")
+            XCTAssertEqual(firstUnasked, 0, "\(writer)")
+            XCTAssertTrue(writer.isCheckingOtherProcesses, "\(writer)")
+
+            try runPeer(writer.path, key: passphrase, """
+                import sqlcipher3
+                db = sqlcipher3.connect(path)
+                db.execute("PRAGMA key = '" + key + "'")
+                db.execute("INSERT INTO note(title) VALUES ('from another process')")
+                db.commit()
+                """)
+            let second = try await asked.next()
+            XCTAssertEqual(second, 1, "\(writer): the other process's insert")
+            XCTAssertEqual(unaskedFetches.value, 1, "\(writer): an observation that did not ask fetched again")
+
+            // Its own commits are heard once, through the hooks, not again by the poll.
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('own')") }
+            let third = try await asked.next()
+            XCTAssertEqual(third, 2, "\(writer)")
+            try await Task.sleep(nanoseconds: 200_000_000)
+            XCTAssertEqual(asked.pending, 0, "\(writer): the writer's own commit was delivered twice")
+
+            asked.cancel()
+            let deadline = Date().addingTimeInterval(10)
+            while writer.isCheckingOtherProcesses && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+            XCTAssertFalse(writer.isCheckingOtherProcesses, "\(writer): still polling after the observation ended")
+        }
+    }
+
     func testAFetchThatFailsEndsTheSequenceWithItsError() async throws {
         for writer in try makeWriters() {
             let values = Values(writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 })
@@ -145,20 +190,37 @@ final class ObservationTests: XCTestCase {
 
 /// What these tests need of a queue and of a pool alike.
 protocol ObservedWriter: DatabaseWriter {
-    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error>
+    func observeValues<T: Sendable>(
+        checkingOtherProcessesEvery: Duration?, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error>
     func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error>
     var observationCount: Int { get }
+    var isCheckingOtherProcesses: Bool { get }
+}
+
+extension ObservedWriter {
+    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
+        observeValues(checkingOtherProcessesEvery: nil, fetch)
+    }
 }
 
 extension DatabasePool: ObservedWriter {
-    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> { observe(fetch) }
+    func observeValues<T: Sendable>(
+        checkingOtherProcessesEvery interval: Duration?, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error> {
+        observe(checkingOtherProcessesEvery: interval, fetch)
+    }
     func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
         observe(removingDuplicates: true, fetch)
     }
 }
 
 extension DatabaseQueue: ObservedWriter {
-    func observeValues<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> { observe(fetch) }
+    func observeValues<T: Sendable>(
+        checkingOtherProcessesEvery interval: Duration?, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error> {
+        observe(checkingOtherProcessesEvery: interval, fetch)
+    }
     func observeDistinctValues<T: Sendable & Equatable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
         observe(removingDuplicates: true, fetch)
     }
@@ -184,6 +246,16 @@ private final class Values<T: Sendable>: @unchecked Sendable {
     }
 
     deinit { task?.cancel() }
+
+    /// Ends the observation.
+    func cancel() { task?.cancel() }
+
+    /// How many values arrived that were not taken yet.
+    var pending: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return received.count - consumed
+    }
 
     private func append(_ value: T) {
         lock.lock()

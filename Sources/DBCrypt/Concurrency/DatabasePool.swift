@@ -57,8 +57,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// nothing for observation.
     private var tracker: ChangeTracker?
     private let observations = ObservationCenter()
+    /// Notices other connections' commits for observations that ask;
+    /// set once, at the end of `init`.
+    private var otherConnections: OtherConnectionsPoller!
     /// How many observations are registered, for tests.
     var observationCount: Int { observations.count }
+    /// Whether some observation has other connections' commits checked for, for tests.
+    var isCheckingOtherProcesses: Bool { otherConnections.isPolling }
     /// What opens the writer again after a key change.
     private let writerOptions: Database.Options
     private let writerQueue = DispatchQueue(label: "DBCrypt.DatabasePool.writer")
@@ -108,6 +113,9 @@ public final class DatabasePool: @unchecked Sendable {
         self.readerOptions = readerOptions
         maximumReaderCount = configuration.maximumReaderCount
         readerPermits = DispatchSemaphore(value: configuration.maximumReaderCount)
+        otherConnections = OtherConnectionsPoller(
+            queue: writerQueue, readVersion: { [weak self] in self?.writer.dataVersionReading() },
+            changed: { [observations] in observations.otherConnectionCommitted() })
     }
 
     /// Opens the writer, keyed with a key derived once when possible, and
@@ -340,29 +348,47 @@ public final class DatabasePool: @unchecked Sendable {
     /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
     /// new one after each commit that changed a table `fetch` read (commits
     /// to other tables cost nothing). Each fetch runs on a reader, in one
-    /// read transaction, without holding up the writer. The sequence ends
-    /// when the task that iterates it is cancelled, and throws what `fetch`
-    /// throws.
+    /// read transaction, without holding up the writer.
+    /// The sequence ends when the task that iterates it is cancelled, and
+    /// throws what `fetch` throws.
+    ///
+    /// Commits made through other connections to the file (another process,
+    /// such as an app extension or the `dbcrypt` tool, or another queue or
+    /// pool in this one) are not seen by the hooks. With
+    /// `checkingOtherProcessesEvery`, the writer's `PRAGMA data_version` is
+    /// read at that interval while the observation lasts, and a change
+    /// fetches again: a value follows such a commit within the interval,
+    /// plus any write the writer is busy with, plus the fetch. Each check
+    /// costs a lock and a look at the WAL index or file header, and no
+    /// page read.
     ///
     /// ```swift
     /// for try await count in pool.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
     ///     print(count)
     /// }
     /// ```
-    public func observe<T: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
-        observation(center: observations, removingDuplicates: nil, prepare: prepareObservation) { [self] in try fetchRecordingTables(fetch) }
+    public func observe<T: Sendable>(
+        checkingOtherProcessesEvery interval: Duration? = nil, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error> {
+        observation(
+            center: observations, removingDuplicates: nil, poller: otherConnections, pollingEvery: interval,
+            prepare: prepareObservation
+        ) { [self] in try fetchRecordingTables(fetch) }
     }
 
-    /// As ``observe(_:)``, and with `removingDuplicates`, a value equal to the
-    /// one delivered before it is not delivered.
+    /// As ``observe(checkingOtherProcessesEvery:_:)``, and with
+    /// `removingDuplicates`, a value equal to the one delivered before it is
+    /// not delivered.
     public func observe<T: Sendable & Equatable>(
-        removingDuplicates: Bool, _ fetch: @escaping @Sendable (Database) throws -> T
+        removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration? = nil,
+        _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error> {
         var isDuplicate: (@Sendable (T, T) -> Bool)?
         if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
-        return observation(center: observations, removingDuplicates: isDuplicate, prepare: prepareObservation) { [self] in
-            try fetchRecordingTables(fetch)
-        }
+        return observation(
+            center: observations, removingDuplicates: isDuplicate, poller: otherConnections, pollingEvery: interval,
+            prepare: prepareObservation
+        ) { [self] in try fetchRecordingTables(fetch) }
     }
 
     /// Installs the hooks on the writer, on its queue, then calls `then`.

@@ -64,6 +64,15 @@ final class ObservationCenter: @unchecked Sendable {
         lock.unlock()
         for observer in interested { observer.scheduleFetch() }
     }
+
+    /// Tells every observer that asked for other connections' commits to
+    /// fetch again: one was noticed, and what it changed is not known.
+    func otherConnectionCommitted() {
+        lock.lock()
+        let asking = observers.values.filter(\.noticesOtherConnections)
+        lock.unlock()
+        for observer in asking { observer.scheduleFetch() }
+    }
 }
 
 /// One observation: fetches on its own serial queue, one fetch at a time,
@@ -87,9 +96,12 @@ final class Observer: @unchecked Sendable {
 
     /// Told when the tables an observer counts change.
     private let regionsChanged: @Sendable () -> Void
+    /// Whether commits made through other connections fetch again.
+    let noticesOtherConnections: Bool
 
-    init(regionsChanged: @escaping @Sendable () -> Void,
+    init(noticesOtherConnections: Bool, regionsChanged: @escaping @Sendable () -> Void,
          fetchValue: @escaping @Sendable () -> (tablesRead: Set<String>, deliver: @Sendable () -> Bool)) {
+        self.noticesOtherConnections = noticesOtherConnections
         self.regionsChanged = regionsChanged
         self.fetchValue = fetchValue
     }
@@ -151,16 +163,19 @@ final class Observer: @unchecked Sendable {
 
 /// Starts an observation of `center`'s commits: the stream's first value is
 /// fetched at once, then again after each commit that changed a table the
-/// previous fetch read. `prepare` makes the writer report its commits, then
-/// calls back; `fetch` runs a fetch with the tables it read recorded.
+/// previous fetch read, and, with `pollingEvery`, after commits of other
+/// connections that `poller` notices. `prepare` makes the writer report its
+/// commits, then calls back on the writer's queue; `fetch` runs a fetch with
+/// the tables it read recorded.
 func observation<T: Sendable>(
     center: ObservationCenter, removingDuplicates isDuplicate: (@Sendable (T, T) -> Bool)?,
+    poller: OtherConnectionsPoller, pollingEvery interval: Duration?,
     prepare: @escaping @Sendable (_ then: @escaping @Sendable (Error?) -> Void) -> Void,
     fetch: @escaping @Sendable () throws -> (T, Set<String>)
 ) -> AsyncThrowingStream<T, Error> {
     AsyncThrowingStream { continuation in
         let last = LastValue<T>()
-        let observer = Observer(regionsChanged: { center.regionsChanged() }) {
+        let observer = Observer(noticesOtherConnections: interval != nil, regionsChanged: { center.regionsChanged() }) {
             do {
                 let (value, tables) = try fetch()
                 return (tables, {
@@ -178,6 +193,7 @@ func observation<T: Sendable>(
         continuation.onTermination = { _ in
             observer.cancel()
             center.remove(observer)
+            poller.stop(for: ObjectIdentifier(observer))
         }
         // Once the writer reports its commits: registered before the first
         // fetch, with no region yet, so that a commit made while it runs
@@ -185,8 +201,12 @@ func observation<T: Sendable>(
         prepare { error in
             if let error { return continuation.finish(throwing: error) }
             center.add(observer)
+            if let interval { poller.start(every: interval, for: ObjectIdentifier(observer)) }
             // Ended meanwhile: whichever of this and onTermination came last removes it.
-            guard !observer.isCancelled else { return center.remove(observer) }
+            guard !observer.isCancelled else {
+                poller.stop(for: ObjectIdentifier(observer))
+                return center.remove(observer)
+            }
             observer.scheduleFetch()
         }
     }

@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+
+/// Notices commits made to the file through other connections (another
+/// process, another queue or pool on the same path), which the writer's
+/// hooks never hear of. While at least one observation asks for it, it
+/// reads `PRAGMA data_version` on the writer's connection, on the writer's
+/// queue, at the shortest interval asked for. SQLite changes that number
+/// when a connection other than the one reading it commits, so the
+/// writer's own commits (reported by its hooks) do not count twice.
+///
+/// A tick costs a shared lock and a look at the WAL index or the file's
+/// change counter: no page is read or decrypted.
+final class OtherConnectionsPoller: @unchecked Sendable {
+    // @unchecked: every var is touched under `lock`.
+    private let lock = NSLock()
+    private var intervals: [ObjectIdentifier: Duration] = [:]
+    private var timer: DispatchSourceTimer?
+    private var timerInterval: Duration?
+    private var lastSeen: (connection: ObjectIdentifier, version: Int)?
+
+    /// The writer's serial queue: every tick runs there.
+    private let queue: DispatchQueue
+    /// Reads the writer's data version, on `queue`: which connection, and its
+    /// number; nil when there is nothing to poll any more (closed, released),
+    /// which stops the polling.
+    private let readVersion: @Sendable () -> (connection: ObjectIdentifier, version: Int?)?
+    /// Told after a tick saw another connection's commit.
+    private let changed: @Sendable () -> Void
+
+    init(queue: DispatchQueue,
+         readVersion: @escaping @Sendable () -> (connection: ObjectIdentifier, version: Int?)?,
+         changed: @escaping @Sendable () -> Void) {
+        self.queue = queue
+        self.readVersion = readVersion
+        self.changed = changed
+    }
+
+    deinit { timer?.cancel() }
+
+    /// Polls every `interval` for `observer`, at the shortest interval any
+    /// observer asks for. Called on `queue`, before the observer's first
+    /// fetch: the version read now is the one later ticks compare with, so
+    /// that no commit made after it is missed.
+    func start(every interval: Duration, for observer: ObjectIdentifier) {
+        let reading = readVersion()
+        lock.lock()
+        defer { lock.unlock() }
+        if lastSeen == nil, let reading, let version = reading.version { lastSeen = (reading.connection, version) }
+        intervals[observer] = interval
+        reschedule()
+    }
+
+    /// Stops polling for `observer`; the timer stops when no observer asks for it.
+    func stop(for observer: ObjectIdentifier) {
+        lock.lock()
+        defer { lock.unlock() }
+        intervals[observer] = nil
+        reschedule()
+    }
+
+    /// Under `lock`: runs the timer at the shortest interval asked for, or stops it.
+    private func reschedule() {
+        let shortest = intervals.values.min()
+        guard shortest != timerInterval else { return }
+        timer?.cancel()
+        timer = nil
+        timerInterval = shortest
+        guard let shortest else {
+            lastSeen = nil
+            return
+        }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let nanoseconds = Int(shortest.components.seconds) * 1_000_000_000 + Int(shortest.components.attoseconds / 1_000_000_000)
+        let period = DispatchTimeInterval.nanoseconds(max(nanoseconds, 1_000_000))
+        timer.schedule(deadline: .now() + period, repeating: period, leeway: .nanoseconds(max(nanoseconds / 10, 100_000)))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    /// Whether a timer runs, for tests.
+    var isPolling: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return timer != nil
+    }
+
+    /// On `queue`: compares the writer's data version with the one seen last.
+    private func tick() {
+        guard let (connection, version) = readVersion() else {
+            // Closed or released: nothing more to notice.
+            lock.lock()
+            intervals.removeAll()
+            reschedule()
+            lock.unlock()
+            return
+        }
+        // A failed read (the file busy past the timeout) is tried again next tick.
+        guard let version else { return }
+        lock.lock()
+        // A reopened writer (after a key change) starts a new baseline.
+        let isChange = lastSeen.map { $0.connection == connection && $0.version != version } ?? false
+        lastSeen = (connection, version)
+        lock.unlock()
+        if isChange { changed() }
+    }
+}
+
+extension Database {
+    /// For ``OtherConnectionsPoller``, on the connection's queue: the
+    /// connection and its `PRAGMA data_version` (nil when it could not be
+    /// read); nil once the connection is closed.
+    func dataVersionReading() -> (connection: ObjectIdentifier, version: Int?)? {
+        guard !isClosed else { return nil }
+        return (ObjectIdentifier(self), try? fetchScalar(Int.self, "PRAGMA data_version"))
+    }
+}
