@@ -175,6 +175,32 @@ final class ObservationTests: XCTestCase {
         }
     }
 
+    /// A pool fetches on a reader: once a first observation has installed
+    /// the writer's hooks, an observation started while a write transaction
+    /// is open gets its first value (the last commit) before that write ends.
+    func testOnAPoolAnObservationStartsWhileAWriteIsOpen() async throws {
+        let pool = try XCTUnwrap(try makeWriters().first as? DatabasePool)
+        let count: @Sendable (Database) throws -> Int = { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 }
+        let earlier = Values(pool.observe(count))
+        _ = try await earlier.next()
+
+        let writing = DispatchSemaphore(value: 0), finish = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? pool.write { db in
+                try db.execute("INSERT INTO note(title) VALUES ('not yet committed')")
+                writing.signal()
+                finish.wait()
+            }
+        }
+        while writing.wait(timeout: .now()) == .timedOut { try await Task.sleep(nanoseconds: 1_000_000) }
+        let values = Values(pool.observe(count))
+        let first = try await values.next(timeout: 5)
+        finish.signal()
+        XCTAssertEqual(first, 0, "the first value waited for the write, or saw it uncommitted")
+        let second = try await values.next()
+        XCTAssertEqual(second, 1)
+    }
+
     func testAFetchThatFailsEndsTheSequenceWithItsError() async throws {
         for writer in try makeWriters() {
             let values = Values(writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 })

@@ -56,6 +56,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// the writer queue by the first observation: until then writes pay
     /// nothing for observation.
     private var tracker: ChangeTracker?
+    /// Whether `tracker` is set, for threads other than the writer's (under `lock`).
+    private var hooksInstalled = false
     private let observations = ObservationCenter()
     /// Notices other connections' commits for observations that ask;
     /// set once, at the end of `init`.
@@ -391,16 +393,25 @@ public final class DatabasePool: @unchecked Sendable {
         ) { [self] in try fetchRecordingTables(fetch) }
     }
 
-    /// Installs the hooks on the writer, on its queue, then calls `then`.
+    /// Installs the hooks on the writer, on its queue, then calls `then`;
+    /// once they are installed, calls `then` at once, so that an
+    /// observation starts (and fetches on a reader) while a write runs.
     /// Cached statements are dropped first: SQLite consults the authorizer
     /// when it prepares.
     private func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
+        lock.lock()
+        let installed = hooksInstalled
+        lock.unlock()
+        guard !installed else { return then(nil) }
         writerQueue.async { [self] in
             do {
                 if tracker == nil {
                     guard !writer.isClosed else { throw DatabaseError.connectionClosed }
                     writer.clearStatementCache()
                     tracker = try ChangeTracker.install(on: writer.connection)
+                    lock.lock()
+                    hooksInstalled = true
+                    lock.unlock()
                 }
                 then(nil)
             } catch {

@@ -165,8 +165,8 @@ final class Observer: @unchecked Sendable {
 /// fetched at once, then again after each commit that changed a table the
 /// previous fetch read, and, with `pollingEvery`, after commits of other
 /// connections that `poller` notices. `prepare` makes the writer report its
-/// commits, then calls back on the writer's queue; `fetch` runs a fetch with
-/// the tables it read recorded.
+/// commits, then calls back; `fetch` runs a fetch with the tables it read
+/// recorded.
 func observation<T: Sendable>(
     center: ObservationCenter, removingDuplicates isDuplicate: (@Sendable (T, T) -> Bool)?,
     poller: OtherConnectionsPoller, pollingEvery interval: Duration?,
@@ -201,13 +201,13 @@ func observation<T: Sendable>(
         prepare { error in
             if let error { return continuation.finish(throwing: error) }
             center.add(observer)
-            if let interval { poller.start(every: interval, for: ObjectIdentifier(observer)) }
             // Ended meanwhile: whichever of this and onTermination came last removes it.
-            guard !observer.isCancelled else {
+            guard !observer.isCancelled else { return center.remove(observer) }
+            guard let interval else { return observer.scheduleFetch() }
+            poller.start(every: interval, for: ObjectIdentifier(observer)) {
+                guard observer.isCancelled else { return observer.scheduleFetch() }
                 poller.stop(for: ObjectIdentifier(observer))
-                return center.remove(observer)
             }
-            observer.scheduleFetch()
         }
     }
 }

@@ -39,16 +39,19 @@ final class OtherConnectionsPoller: @unchecked Sendable {
     deinit { timer?.cancel() }
 
     /// Polls every `interval` for `observer`, at the shortest interval any
-    /// observer asks for. Called on `queue`, before the observer's first
-    /// fetch: the version read now is the one later ticks compare with, so
-    /// that no commit made after it is missed.
-    func start(every interval: Duration, for observer: ObjectIdentifier) {
-        let reading = readVersion()
-        lock.lock()
-        defer { lock.unlock() }
-        if lastSeen == nil, let reading, let version = reading.version { lastSeen = (reading.connection, version) }
-        intervals[observer] = interval
-        reschedule()
+    /// observer asks for, then calls `started` (on `queue`). The version
+    /// read before `started` is the one later ticks compare with: a fetch
+    /// that begins after it misses no commit.
+    func start(every interval: Duration, for observer: ObjectIdentifier, started: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            let reading = readVersion()
+            lock.lock()
+            if lastSeen == nil, let reading, let version = reading.version { lastSeen = (reading.connection, version) }
+            intervals[observer] = interval
+            reschedule()
+            lock.unlock()
+            started()
+        }
     }
 
     /// Stops polling for `observer`; the timer stops when no observer asks for it.
