@@ -128,6 +128,32 @@ func runObservationBenchmark(rounds: Int) async throws {
         latency.add(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
     }
     print("  commit to delivered value (insert + fetch on a reader)   \(String(format: "%8.1f µs", latency.median * 1e6))")
+
+    // Another connection's commits, which the writer's hooks never hear of (as
+    // another process's): noticed through the writer's PRAGMA data_version.
+    let interval = 50
+    let other = try Database(path: pool.path, key: .passphrase("benchmark passphrase"))
+    defer { other.close() }
+    let polled = pool.observe(checkingOtherProcessesEvery: .milliseconds(interval)) { db in
+        try db.fetchScalar(Int.self, "SELECT count(*) FROM watched") ?? 0
+    }
+    var polledValues = polled.makeAsyncIterator()
+    _ = try await polledValues.next()
+    var noticed = Samples()
+    for round in 0..<(rounds * 4) {
+        // At a random moment between two checks.
+        try await Task.sleep(nanoseconds: UInt64.random(in: 0..<UInt64(interval) * 1_000_000))
+        try other.execute("INSERT INTO watched(v) VALUES (?)", ["other \(round)"])
+        let start = DispatchTime.now().uptimeNanoseconds
+        _ = try await polledValues.next()
+        noticed.add(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    let checks = 10_000
+    let check = try seconds { for _ in 0..<checks { _ = try other.fetchScalar(Int.self, "PRAGMA data_version") } } / Double(checks)
+    print("  another connection's commit to delivered value, checking every \(interval) ms: median "
+        + "\(milliseconds(noticed.median)), min \(milliseconds(noticed.min)), max \(milliseconds(noticed.max))")
+    print("  one check (PRAGMA data_version)                          \(String(format: "%8.1f µs", check * 1e6))"
+        + "   \(String(format: "%.3f%%", check / (Double(interval) / 1000) * 100)) of the writer's time")
 }
 
 /// Runs `readers` reads that are inside their closures at once.
