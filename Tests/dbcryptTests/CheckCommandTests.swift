@@ -24,7 +24,7 @@ final class CheckCommandTests: XCTestCase {
         let garbage = dir.appendingPathComponent("garbage.db").path
         try Data((0..<9000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: URL(fileURLWithPath: garbage))
         let empty = dir.appendingPathComponent("empty.db").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         for (path, key) in [(encrypted, "OTHER"), (garbage, "KEY"), (empty, "KEY")] {
             let before = try contents(path)
             let run = try dbcrypt(["check", path, "--key-env", key], environment: keyEnvironment)

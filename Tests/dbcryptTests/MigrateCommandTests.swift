@@ -55,7 +55,7 @@ final class MigrateCommandTests: XCTestCase {
         let garbage = dir.appendingPathComponent("garbage.db").path
         try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: URL(fileURLWithPath: garbage))
         let empty = dir.appendingPathComponent("empty.db").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         let cases: [(String, Int32, String)] = [
             (garbage, 1, "not a plaintext SQLite database"),
             (empty, 3, "is empty"),
