@@ -5,10 +5,12 @@ let package = Package(
     name: "DBCrypt",
     products: [
         .library(name: "DBCrypt", targets: ["DBCrypt"]),
+        .library(name: "DBCryptSeal", targets: ["DBCryptSeal"]),
         .executable(name: "dbcrypt", targets: ["dbcrypt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
         // Debian's libsqlcipher-dev (SQLCipher 3.4.1) or Homebrew's sqlcipher (4.x).
@@ -24,6 +26,15 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto")]
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
+        // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.
+        .target(
+            name: "DBCryptSeal",
+            dependencies: [
+                "DBCrypt",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
@@ -40,6 +51,7 @@ let package = Package(
         // Temporary directories and the peers both test targets run.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper", "TestSupport"]),
+        .testTarget(name: "DBCryptSealTests", dependencies: ["DBCryptSeal", "TestSupport"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],

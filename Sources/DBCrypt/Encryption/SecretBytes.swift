@@ -6,13 +6,13 @@ import Darwin
 
 /// Bytes of a secret, in memory DBCrypt allocated itself, zeroed before
 /// that memory is released. Immutable after creation.
-final class SecretBytes: @unchecked Sendable {
+package final class SecretBytes: @unchecked Sendable {
     // @unchecked: the buffer is written only in init and read-only afterwards.
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// Copies `bytes` straight into memory this object owns, so no
     /// intermediate copy is left behind unwiped.
-    init(_ bytes: some Sequence<UInt8>) {
+    package init(_ bytes: some Sequence<UInt8>) {
         var capacity = max(bytes.underestimatedCount, 32)
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
         var count = 0
@@ -33,7 +33,7 @@ final class SecretBytes: @unchecked Sendable {
     }
 
     /// The number of secret bytes.
-    let count: Int
+    package let count: Int
 
     deinit {
         Self.wipe(buffer)
@@ -41,12 +41,12 @@ final class SecretBytes: @unchecked Sendable {
     }
 
     /// Calls `body` with the bytes; they must not escape it.
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     /// Zeroes memory in a way the optimizer may not remove.
-    static func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
+    package static func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         #if canImport(Glibc)
         explicit_bzero(base, bytes.count)

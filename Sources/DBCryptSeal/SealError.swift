@@ -1,0 +1,51 @@
+/// Why a value could not be sealed or opened. Each case says what to do
+/// next; none carries a key, a plaintext or a sealed value.
+public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The key is not a 32-byte AES-256 key, or its text form does not
+    /// decode to one.
+    case invalidKey(reason: String)
+    /// The bytes are not a sealed value: they do not start with a version
+    /// byte of DBCryptSeal's format.
+    case notSealed
+    /// Sealed by a later version of the format than this library reads.
+    case unsupportedVersion(UInt8)
+    /// Too short to hold the header, the nonce and the tag: cut off.
+    case truncated(byteCount: Int)
+    /// Sealed with the key whose id is `sealedWith`; this key's id is `given`
+    /// (or, for a ``SealingKeyring``, it holds no key with that id).
+    case wrongKey(sealedWith: UInt32, given: [UInt32])
+    /// The authentication tag does not match: the value was altered, or is
+    /// opened with another context (or additional data) than it was sealed
+    /// with, or with another key under the same id.
+    case authenticationFailed
+    /// A server envelope that is not Base64 text.
+    case notBase64
+    /// The opened bytes are not UTF-8 text.
+    case notUTF8
+    /// A `Codable` value could not be encoded before sealing, or decoded
+    /// after opening.
+    case coding(reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidKey(let reason):
+            "invalid key: \(reason)"
+        case .notSealed:
+            "not a sealed value: it does not start with a DBCryptSeal version byte"
+        case .unsupportedVersion(let version):
+            "sealed in format version \(version & 0x0F), which this DBCryptSeal does not read: update DBCryptSeal to open it"
+        case .truncated(let count):
+            "the sealed value is cut off: \(count) bytes is shorter than its header, nonce and tag"
+        case .wrongKey(let sealedWith, let given):
+            "sealed with key \(SealingKey.idText(sealedWith)), not with \(given.map(SealingKey.idText).joined(separator: ", ")): open it with that key"
+        case .authenticationFailed:
+            "the sealed value does not authenticate: it was altered, or belongs to another context (another entry, table or store)"
+        case .notBase64:
+            "the envelope is not Base64 text"
+        case .notUTF8:
+            "the opened value is not UTF-8 text: open it as bytes"
+        case .coding(let reason):
+            "the value could not be encoded or decoded: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Crypto
+import Foundation
+
+/// The binary form of a sealed value, version 1:
+///
+///     version (1 byte, 0xD1) ‖ key id (4 bytes, big-endian) ‖ nonce (12) ‖ ciphertext ‖ tag (16)
+///
+/// AES-256-GCM; the additional data is the 5-byte header followed by the
+/// caller's context in UTF-8, so neither the key id nor the context can be
+/// changed without the tag failing. 33 bytes on top of the plaintext.
+enum SealedFormat {
+    static let version1: UInt8 = 0xD1
+    /// The high nibble every version byte of the format has.
+    static let family: UInt8 = 0xD0
+    static let headerCount = 5
+    static let nonceCount = 12
+    static let tagCount = 16
+    static let overhead = headerCount + nonceCount + tagCount
+
+    static func header(keyID: UInt32) -> [UInt8] {
+        [version1, UInt8(keyID >> 24), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF)]
+    }
+
+    static func additionalData(header: some Collection<UInt8>, context: String) -> [UInt8] {
+        Array(header) + Array(context.utf8)
+    }
+
+    /// The key id of a sealed value, once its version and length are checked.
+    ///
+    /// - throws: ``SealError/notSealed``, ``SealError/unsupportedVersion(_:)``, ``SealError/truncated(byteCount:)``.
+    static func keyID(of sealed: some DataProtocol) throws -> UInt32 {
+        guard let version = sealed.first else { throw SealError.truncated(byteCount: 0) }
+        guard version & 0xF0 == family else { throw SealError.notSealed }
+        guard version == version1 else { throw SealError.unsupportedVersion(version) }
+        guard sealed.count >= overhead else { throw SealError.truncated(byteCount: sealed.count) }
+        return sealed.prefix(headerCount).dropFirst().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}
+
+extension SealingKey {
+    /// Seals `plaintext` under this key with a fresh random nonce, bound to
+    /// `context`: opening needs the same key and the same context. Name in
+    /// the context where the value lives ("store notes, entry token",
+    /// "table account, column password, row 42"), so that a sealed value
+    /// copied elsewhere does not open.
+    ///
+    /// The nonce is drawn by this call and cannot be given, so two seals
+    /// never share one. Random 96-bit nonces stay safe for about 2^32 seals
+    /// per key: rotate keys long before (``SealedStore`` does).
+    ///
+    /// - throws: nothing in practice; swift-crypto's errors if its random
+    ///   generator or cipher fail.
+    public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
+        let header = SealedFormat.header(keyID: id)
+        let box = try AES.GCM.seal(
+            plaintext, using: symmetricKey, nonce: AES.GCM.Nonce(),
+            authenticating: SealedFormat.additionalData(header: header, context: context))
+        var sealed = Data(capacity: SealedFormat.overhead + plaintext.count)
+        sealed.append(contentsOf: header)
+        sealed.append(contentsOf: box.nonce)
+        sealed.append(box.ciphertext)
+        sealed.append(box.tag)
+        return sealed
+    }
+
+    /// Seals the UTF-8 bytes of `text`; see ``seal(_:context:)-(some DataProtocol,_)``.
+    public func seal(_ text: String, context: String) throws -> Data {
+        try seal(Data(text.utf8), context: context)
+    }
+
+    /// Seals `value` encoded as JSON; see ``seal(_:context:)-(some DataProtocol,_)``.
+    /// (Bytes and strings have their own overloads, sealed as they are.)
+    ///
+    /// - throws: ``SealError/coding(reason:)`` when the value does not encode.
+    public func seal<Value: Encodable>(encoding value: Value, context: String) throws -> Data {
+        try seal(Self.encode(value), context: context)
+    }
+
+    /// Opens a value sealed by ``seal(_:context:)-(some DataProtocol,_)`` with this key and `context`.
+    ///
+    /// - throws: ``SealError/notSealed``, ``SealError/unsupportedVersion(_:)``,
+    ///   ``SealError/truncated(byteCount:)``, ``SealError/wrongKey(sealedWith:given:)``
+    ///   (sealed under another key id), ``SealError/authenticationFailed``
+    ///   (altered, another context, or another key under this id).
+    public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
+        let sealedWith = try SealedFormat.keyID(of: sealed)
+        guard sealedWith == id else { throw SealError.wrongKey(sealedWith: sealedWith, given: [id]) }
+        return try openChecked(Data(sealed), context: context)
+    }
+
+    /// Opens a sealed string; see ``open(_:context:)``.
+    ///
+    /// - throws: as ``open(_:context:)``, and ``SealError/notUTF8``.
+    public func openString(_ sealed: some DataProtocol, context: String) throws -> String {
+        guard let text = String(data: try open(sealed, context: context), encoding: .utf8) else { throw SealError.notUTF8 }
+        return text
+    }
+
+    /// Opens a sealed `Decodable` value; see ``open(_:context:)``.
+    ///
+    /// - throws: as ``open(_:context:)``, and ``SealError/coding(reason:)``
+    ///   when the opened bytes do not decode as `type`.
+    public func open<Value: Decodable>(_ type: Value.Type, from sealed: some DataProtocol, context: String) throws -> Value {
+        try Self.decode(type, from: open(sealed, context: context))
+    }
+
+    /// Opens `sealed`, whose version, length and key id are checked.
+    func openChecked(_ sealed: Data, context: String) throws -> Data {
+        let start = sealed.startIndex
+        let nonceStart = start + SealedFormat.headerCount
+        let bodyStart = nonceStart + SealedFormat.nonceCount
+        let tagStart = sealed.endIndex - SealedFormat.tagCount
+        do {
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: sealed[nonceStart..<bodyStart]),
+                ciphertext: sealed[bodyStart..<tagStart], tag: sealed[tagStart...])
+            return try AES.GCM.open(
+                box, using: symmetricKey,
+                authenticating: SealedFormat.additionalData(header: sealed[start..<nonceStart], context: context))
+        } catch {
+            throw SealError.authenticationFailed
+        }
+    }
+
+    static func encode<Value: Encodable>(_ value: Value) throws -> Data {
+        do {
+            return try JSONEncoder().encode(value)
+        } catch {
+            throw SealError.coding(reason: "\(Value.self) does not encode: \(error)")
+        }
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw SealError.coding(reason: "the opened value is not a \(Value.self)")
+        }
+    }
+}
+
+/// Several keys, one of them current: seals with the current key and opens
+/// with whichever key a sealed value names, so values sealed before a key
+/// change keep opening until they are sealed again.
+public struct SealingKeyring: Sendable, CustomStringConvertible {
+    /// The key new values are sealed with.
+    public let current: SealingKey
+    private let keys: [UInt32: SealingKey]
+
+    /// A keyring sealing with `current` and opening with it and `others`.
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` when two keys share an id.
+    public init(current: SealingKey, others: [SealingKey] = []) throws {
+        var keys: [UInt32: SealingKey] = [:]
+        for key in [current] + others {
+            guard keys[key.id] == nil else {
+                throw SealError.invalidKey(reason: "two keys of the keyring have the id \(SealingKey.idText(key.id))")
+            }
+            keys[key.id] = key
+        }
+        self.current = current
+        self.keys = keys
+    }
+
+    /// The ids of every key, current first.
+    public var ids: [UInt32] { [current.id] + keys.keys.filter { $0 != current.id }.sorted() }
+
+    /// Seals with the current key; see ``SealingKey/seal(_:context:)-(some DataProtocol,_)``.
+    public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
+        try current.seal(plaintext, context: context)
+    }
+
+    /// Opens with the key the sealed value names.
+    ///
+    /// - throws: as ``SealingKey/open(_:context:)``; ``SealError/wrongKey(sealedWith:given:)``
+    ///   when no key of the ring has its id.
+    public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
+        let sealedWith = try SealedFormat.keyID(of: sealed)
+        guard let key = keys[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
+        return try key.openChecked(Data(sealed), context: context)
+    }
+
+    /// The ids only.
+    public var description: String { "SealingKeyring(ids: \(ids.map(SealingKey.idText)), bytes: <redacted>)" }
+}

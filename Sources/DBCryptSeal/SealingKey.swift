@@ -1,0 +1,137 @@
+import Crypto
+import DBCrypt
+import Foundation
+
+/// A 32-byte AES-256 key that seals and opens values, with the id that
+/// sealed values carry to say which key sealed them.
+///
+/// Its bytes live in swift-crypto's `SymmetricKey`, which zeroes them when
+/// the last copy is released; its description prints only the id.
+///
+/// ```swift
+/// let key = SealingKey.random()
+/// let sealed = try key.seal("s3cr3t-token", context: "account 42: token")
+/// let token = try key.openString(sealed, context: "account 42: token")
+/// ```
+public struct SealingKey: Sendable, CustomStringConvertible {
+    let symmetricKey: SymmetricKey
+
+    /// The id sealed values carry. By default the key's fingerprint: the
+    /// first 4 bytes of HMAC-SHA256(key, "DBCryptSeal key id"), which tells
+    /// a wrong key apart from an altered value without revealing the key.
+    public let id: UInt32
+
+    /// A key from its 32 bytes.
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` when `bytes` is not 32 bytes long.
+    public init(bytes: some ContiguousBytes, id: UInt32? = nil) throws {
+        let count = bytes.withUnsafeBytes { $0.count }
+        guard count == 32 else { throw SealError.invalidKey(reason: "an AES-256 key is 32 bytes, not \(count)") }
+        self.init(SymmetricKey(data: bytes), id: id)
+    }
+
+    init(_ key: SymmetricKey, id: UInt32?) {
+        symmetricKey = key
+        self.id = id ?? Self.fingerprint(of: key)
+    }
+
+    /// A new key from the system's secure random generator.
+    public static func random(id: UInt32? = nil) -> SealingKey {
+        SealingKey(SymmetricKey(size: .bits256), id: id)
+    }
+
+    /// A key written as 64 hexadecimal digits (either case).
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` for other text.
+    public init(hex: String, id: UInt32? = nil) throws {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else {
+            throw SealError.invalidKey(reason: "a hexadecimal key is 64 digits, not \(digits.count) characters")
+        }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        for index in 0..<32 {
+            guard let high = hexValue(digits[2 * index]), let low = hexValue(digits[2 * index + 1]) else {
+                throw SealError.invalidKey(reason: "a hexadecimal key holds only the digits 0-9 and a-f")
+            }
+            bytes[index] = high << 4 | low
+        }
+        try self.init(bytes: bytes, id: id)
+    }
+
+    /// A key written in Base64 (standard alphabet, with its padding).
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` for text that is not
+    ///   Base64, or not of 32 bytes.
+    public init(base64: String, id: UInt32? = nil) throws {
+        guard var bytes = Data(base64Encoded: base64) else {
+            throw SealError.invalidKey(reason: "the key is not Base64 text")
+        }
+        defer { bytes.resetBytes(in: 0..<bytes.count) }
+        guard bytes.count == 32 else {
+            throw SealError.invalidKey(reason: "the Base64 key decodes to \(bytes.count) bytes, not 32")
+        }
+        try self.init(bytes: bytes, id: id)
+    }
+
+    /// The compatibility form of clients that derive a key from text: the
+    /// first 32 *characters* of `text`, padded with "0" to 32 characters,
+    /// then their UTF-8 bytes. Use it only to talk to such a client; the key
+    /// has as little strength as the text (a random key in ``init(base64:id:)``
+    /// or ``init(hex:id:)`` form is what to give a server).
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` when those characters are
+    ///   not 32 bytes in UTF-8 (text beyond ASCII).
+    public init(paddedText text: String, id: UInt32? = nil) throws {
+        let characters = text.prefix(32)
+        var bytes = Array((String(characters) + String(repeating: "0", count: 32 - characters.count)).utf8)
+        defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        guard bytes.count == 32 else {
+            throw SealError.invalidKey(reason: "the padded text key is \(bytes.count) bytes in UTF-8, not 32 (its first 32 characters are not all ASCII)")
+        }
+        try self.init(bytes: bytes, id: id)
+    }
+
+    /// A key from text, in the first form that fits: 64 hexadecimal digits;
+    /// Base64 of 32 bytes; text of exactly 32 bytes in UTF-8, taken as the
+    /// key's bytes. Any other text is refused (``init(paddedText:id:)`` is
+    /// the explicit form for clients that pad).
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` naming the forms accepted.
+    public init(text: String, id: UInt32? = nil) throws {
+        if text.utf8.count == 64, let key = try? SealingKey(hex: text, id: id) {
+            self = key
+        } else if let key = try? SealingKey(base64: text, id: id) {
+            self = key
+        } else if text.utf8.count == 32 {
+            try self.init(bytes: Array(text.utf8), id: id)
+        } else {
+            throw SealError.invalidKey(reason:
+                "a key text is 64 hexadecimal digits, Base64 of 32 bytes, or 32 bytes of text (this is \(text.utf8.count) bytes); "
+                + "a shorter text key needs the padded-text compatibility form")
+        }
+    }
+
+    /// `id` as 8 hexadecimal digits.
+    public var description: String { "SealingKey(id: \(Self.idText(id)), bytes: <redacted>)" }
+
+    static func idText(_ id: UInt32) -> String {
+        let digits = String(id, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    private static func fingerprint(of key: SymmetricKey) -> UInt32 {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("DBCryptSeal key id".utf8), using: key)
+        return mac.withUnsafeBytes { bytes in bytes.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } }
+    }
+}
+
+private func hexValue(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
+
