@@ -26,11 +26,14 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto")]
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
+        // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.
+        .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"]), .brew(["argon2"])]),
         // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.
         .target(
             name: "DBCryptSeal",
             dependencies: [
                 "DBCrypt",
+                "CArgon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

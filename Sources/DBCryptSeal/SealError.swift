@@ -22,6 +22,9 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
     case notBase64
     /// The opened bytes are not UTF-8 text.
     case notUTF8
+    /// Key derivation parameters out of range (read from a damaged file, or
+    /// given), or a derivation that failed (out of memory).
+    case invalidKeyDerivation(reason: String)
     /// A `Codable` value could not be encoded before sealing, or decoded
     /// after opening.
     case coding(reason: String)
@@ -44,6 +47,8 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             "the envelope is not Base64 text"
         case .notUTF8:
             "the opened value is not UTF-8 text: open it as bytes"
+        case .invalidKeyDerivation(let reason):
+            "cannot derive the key: \(reason)"
         case .coding(let reason):
             "the value could not be encoded or decoded: \(reason)"
         }

@@ -75,6 +75,23 @@ final class ServerEnvelopeTests: XCTestCase {
         }
     }
 
+    /// The GCM specification's Test Case 16 (AES-256, 96-bit IV, additional
+    /// data), laid out as the server does.
+    func testTheGCMSpecificationVectorOpens() throws {
+        func bytes(_ hex: String) -> Data {
+            Data(stride(from: 0, to: hex.count, by: 2).map {
+                UInt8(hex[hex.index(hex.startIndex, offsetBy: $0)..<hex.index(hex.startIndex, offsetBy: $0 + 2)], radix: 16)!
+            })
+        }
+        let key = try SealingKey(hex: "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")
+        let iv = bytes("cafebabefacedbaddecaf888")
+        let ciphertext = bytes("522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662")
+        let tag = bytes("76fc6ece0f4e1768cddf8853bb2d551b")
+        let envelope = ServerEnvelope(key: key, additionalData: bytes("feedfacedeadbeeffeedfacedeadbeefabaddad2"))
+        XCTAssertEqual(try envelope.open((iv + tag + ciphertext).base64EncodedString()),
+                       bytes("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39"))
+    }
+
     func testWhatDoesNotOpen() throws {
         let envelope = ServerEnvelope(key: key)
         let text = try envelope.seal("payload")
