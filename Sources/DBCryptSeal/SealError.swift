@@ -25,6 +25,14 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Key derivation parameters out of range (read from a damaged file, or
     /// given), or a derivation that failed (out of memory).
     case invalidKeyDerivation(reason: String)
+    /// The passphrase or key does not open the store (or it was made with
+    /// the other kind of credential).
+    case wrongCredential(reason: String)
+    /// The database has no store of that name, and opening was not to create one.
+    case noSuchStore(name: String)
+    /// The store's tables hold what this library did not write: a format it
+    /// does not read, a missing key, a malformed row.
+    case storeDamaged(reason: String)
     /// A `Codable` value could not be encoded before sealing, or decoded
     /// after opening.
     case coding(reason: String)
@@ -49,6 +57,12 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             "the opened value is not UTF-8 text: open it as bytes"
         case .invalidKeyDerivation(let reason):
             "cannot derive the key: \(reason)"
+        case .wrongCredential(let reason):
+            "wrong passphrase or key: \(reason)"
+        case .noSuchStore(let name):
+            "the database has no sealed store named \"\(name)\": check the name, or create it"
+        case .storeDamaged(let reason):
+            "the sealed store is damaged: \(reason)"
         case .coding(let reason):
             "the value could not be encoded or decoded: \(reason)"
         }

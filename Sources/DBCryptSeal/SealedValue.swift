@@ -145,7 +145,8 @@ extension SealingKey {
 public struct SealingKeyring: Sendable, CustomStringConvertible {
     /// The key new values are sealed with.
     public let current: SealingKey
-    private let keys: [UInt32: SealingKey]
+    /// Every key, the current one included, by id.
+    private let byID: [UInt32: SealingKey]
 
     /// A keyring sealing with `current` and opening with it and `others`.
     ///
@@ -159,11 +160,14 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
             keys[key.id] = key
         }
         self.current = current
-        self.keys = keys
+        byID = keys
     }
 
     /// The ids of every key, current first.
-    public var ids: [UInt32] { [current.id] + keys.keys.filter { $0 != current.id }.sorted() }
+    public var ids: [UInt32] { [current.id] + byID.keys.filter { $0 != current.id }.sorted() }
+
+    /// The key of `id`, if the ring has it.
+    func key(_ id: UInt32) -> SealingKey? { byID[id] }
 
     /// Seals with the current key; see ``SealingKey/seal(_:context:)-(some DataProtocol,_)``.
     public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
@@ -176,7 +180,7 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
     ///   when no key of the ring has its id.
     public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
         let sealedWith = try SealedFormat.keyID(of: sealed)
-        guard let key = keys[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
+        guard let key = byID[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
         return try key.openChecked(Data(sealed), context: context)
     }
 

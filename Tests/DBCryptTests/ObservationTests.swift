@@ -20,6 +20,7 @@ final class ObservationTests: XCTestCase {
                     CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT);
                     CREATE TABLE other(id INTEGER PRIMARY KEY, value TEXT);
                     CREATE VIEW titled AS SELECT title FROM note WHERE title IS NOT NULL;
+                    CREATE TABLE keyed(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
                     """)
             }
         }
@@ -92,7 +93,26 @@ final class ObservationTests: XCTestCase {
                 XCTAssertTrue("\(error)".contains("no such table: other"), "\(error)")
             }
             let tables = try await writer.read { db in try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table'") }
-            XCTAssertEqual(tables, ["note"], "\(writer)")
+            XCTAssertEqual(tables.sorted(), ["keyed", "note"], "\(writer)")
+        }
+    }
+
+    /// SQLite's update hook never reports a `WITHOUT ROWID` table: inserts,
+    /// updates and deletes there are seen all the same.
+    func testWithoutRowidTablesAreObserved() async throws {
+        for writer in try makeWriters() {
+            let values = Values(writer.observeValues { db in try db.fetchAll(String.self, "SELECT v FROM keyed ORDER BY k") })
+            let first = try await values.next()
+            XCTAssertEqual(first, [], "\(writer)")
+            try await writer.write { db in try db.execute("INSERT INTO keyed(k, v) VALUES ('a', 'one'), ('b', 'two')") }
+            let second = try await values.next()
+            XCTAssertEqual(second, ["one", "two"], "\(writer)")
+            try await writer.write { db in try db.execute("UPDATE keyed SET v = 'uno' WHERE k = 'a'") }
+            let third = try await values.next()
+            XCTAssertEqual(third, ["uno", "two"], "\(writer)")
+            try await writer.write { db in try db.execute("DELETE FROM keyed") }
+            let fourth = try await values.next()
+            XCTAssertEqual(fourth, [], "\(writer)")
         }
     }
 

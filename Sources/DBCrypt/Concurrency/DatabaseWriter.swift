@@ -16,6 +16,21 @@ public protocol DatabaseReader: AnyObject, Sendable {
     ///
     /// - throws: see ``read(_:)-(((Database)->T))``.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
+
+    /// The values of `fetch` as an `AsyncSequence`: the first at once, then
+    /// one after each commit that changed a table `fetch` read; with
+    /// `checkingOtherProcessesEvery`, other connections' commits too. See
+    /// ``DatabasePool/observe(checkingOtherProcessesEvery:_:)``.
+    func observe<T: Sendable>(
+        checkingOtherProcessesEvery interval: Duration?, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error>
+
+    /// As ``observe(checkingOtherProcessesEvery:_:)``, without a value equal
+    /// to the one before it when `removingDuplicates` is true.
+    func observe<T: Sendable & Equatable>(
+        removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration?,
+        _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error>
 }
 
 /// What also writes: a ``DatabaseQueue`` or a ``DatabasePool``. Code that

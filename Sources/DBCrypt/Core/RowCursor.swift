@@ -54,6 +54,7 @@ public final class RowCursor: Cursor {
             finished = true
             throw DatabaseError.connectionClosed
         }
+        statement.noteWrites()
         switch sqlite3_step(handle) {
         case SQLITE_ROW:
             return Row(cursor: self)

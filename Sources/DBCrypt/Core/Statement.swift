@@ -30,9 +30,14 @@ public final class Statement {
     /// Whether a cursor holds the statement, stepped or not yet: a cache must
     /// not hand it out again (rebinding it would change the cursor's rows).
     var isStepping = false
+    /// The tables the statement may write, for observation: set when it was
+    /// prepared while the connection's changes were tracked; nil otherwise,
+    /// and for a statement that writes nothing.
+    let tablesWritten: Set<String>?
 
-    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false) {
+    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false, tablesWritten: Set<String>? = nil) {
         self.connection = connection
+        self.tablesWritten = tablesWritten
         self.sql = sql
         self.handle = handle
         self.isAttach = isAttach
@@ -89,11 +94,12 @@ public final class Statement {
                 defer { offset = next }
                 guard let statementHandle else { continue }
                 connection.changeTracker?.recordTablesRead(by: statementHandle, on: db)
+                let tablesWritten = connection.changeTracker?.takeTablesWritten()
                 let isOnly = isFirst && SQLText.isBlank(UnsafeBufferPointer(rebasing: text[next...]))
                 isFirst = false
                 let (quoted, keyword) = quote(offset..<next)
                 try body(Statement(connection: connection, sql: quoted, handle: statementHandle,
-                                   isAttach: keyword == "ATTACH"), isOnly)
+                                   isAttach: keyword == "ATTACH", tablesWritten: tablesWritten), isOnly)
             }
         }
     }
@@ -188,6 +194,7 @@ public final class Statement {
 
     /// Steps the statement until it is done, with no other work.
     func stepToCompletion() throws {
+        noteWrites()
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
         guard code == SQLITE_DONE else { throw stepError(code) }
@@ -200,11 +207,17 @@ public final class Statement {
             try connection.runAttach(stepToCompletion)
             return false
         }
+        noteWrites()
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         case let code: throw stepError(code)
         }
+    }
+
+    /// Tells the change tracker that the tables this statement may write change.
+    @inline(__always) func noteWrites() {
+        if let tablesWritten { connection.changeTracker?.statementRuns(writing: tablesWritten) }
     }
 
     /// The error for a failed step; resets the statement so it can run again.

@@ -33,13 +33,20 @@ public struct ExportOptions: Sendable {
     public init() {}
 }
 
-/// The progress of an encryption routine, in pages of the new database.
+/// The progress of a long routine: pages of the new database for the
+/// encryption routines, entries for a sealed store's key rotation.
 public struct ExportProgress: Sendable, Equatable {
-    /// Pages of the new database written so far.
+    /// Pages of the new database written so far (entries re-sealed so far).
     public let completed: Int
     /// The pages the new database will have, estimated from the source
-    /// before the work starts; `completed` never passes it.
+    /// before the work starts (the entries to re-seal); `completed` never passes it.
     public let total: Int
+
+    /// A report of `completed` out of `total`.
+    public init(completed: Int, total: Int) {
+        self.completed = completed
+        self.total = total
+    }
 
     /// `completed / total`, from 0 to 1.
     public var fraction: Double { total == 0 ? 1 : Double(completed) / Double(total) }

@@ -3,9 +3,15 @@ import Foundation
 
 /// What SQLite's hooks tell about one connection: the tables a fetch reads
 /// while it is recorded (the authorizer, at prepare time), and the tables
-/// each committed transaction changed (the update, commit and rollback
-/// hooks). An observation re-fetches only after commits that changed a table
-/// it read.
+/// each committed transaction changed. An observation re-fetches only after
+/// commits that changed a table it read.
+///
+/// A change is known two ways, because neither sees all: the tables a
+/// statement may write, from the authorizer when it is prepared, counted
+/// each time it runs (this covers `WITHOUT ROWID` tables, which the update
+/// hook never reports, a `DELETE` that empties a table at once, `DROP` and
+/// `ALTER`); and the update hook, row by row (this covers rows changed by
+/// foreign key actions). The commit and rollback hooks close a transaction.
 ///
 /// Touched only by the thread that uses the connection, like the connection.
 final class ChangeTracker {
@@ -14,17 +20,12 @@ final class ChangeTracker {
     var tablesRead: Set<String>?
     /// Tables changed by the transaction under way.
     private var pending: Set<String> = []
-    /// Whether the statement being prepared drops a table: its SQLITE_DELETE
-    /// check must pass, or SQLite would silently skip the DROP.
-    private var preparingDrop = false
+    /// Tables the statement being prepared may write.
+    private var preparingWrites: Set<String> = []
     /// Tables changed by transactions committed since the last `takeCommitted`.
     private var committed: Set<String> = []
 
     /// Installs the hooks on `connection`, which keeps this tracker alive.
-    ///
-    /// The authorizer also turns off SQLite's truncate optimization (a
-    /// `DELETE` with no `WHERE` that empties a table at once, without
-    /// calling the update hook), so that every deleted row is seen.
     static func install(on connection: Connection) throws -> ChangeTracker {
         let tracker = ChangeTracker()
         let handle = try connection.open()
@@ -54,18 +55,10 @@ final class ChangeTracker {
         switch action {
         case SQLITE_READ:
             if tablesRead != nil, let first { tablesRead!.insert(String(cString: first)) }
-        case SQLITE_DELETE:
-            // Row by row, so that the update hook sees each one (SQLite's own
-            // tables keep their optimizations). For a DROP TABLE, which checks
-            // SQLITE_DELETE after SQLITE_DROP_TABLE, SQLITE_IGNORE would skip the drop.
-            if !preparingDrop, let first, strncmp(first, "sqlite_", 7) != 0 { return SQLITE_IGNORE }
-        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
-            // Dropped rows reach no hook: the table counts as changed by the
-            // transaction that drops it.
-            preparingDrop = true
-            if let first { pending.insert(String(cString: first)) }
+        case SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE, SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
+            if let first { preparingWrites.insert(String(cString: first)) }
         case SQLITE_ALTER_TABLE:
-            if let second { pending.insert(String(cString: second)) }
+            if let second { preparingWrites.insert(String(cString: second)) }
         default:
             break
         }
@@ -74,7 +67,19 @@ final class ChangeTracker {
 
     /// Called before each statement is prepared.
     func willPrepare() {
-        preparingDrop = false
+        preparingWrites.removeAll()
+    }
+
+    /// Called once a statement is prepared: the tables it may write, or nil
+    /// for a statement that writes none.
+    func takeTablesWritten() -> Set<String>? {
+        defer { preparingWrites.removeAll() }
+        return preparingWrites.isEmpty ? nil : preparingWrites
+    }
+
+    /// Called when a statement that may write `tables` runs.
+    func statementRuns(writing tables: Set<String>) {
+        pending.formUnion(tables)
     }
 
     /// Adds the tables `statement` reads to ``tablesRead``, from its bytecode:

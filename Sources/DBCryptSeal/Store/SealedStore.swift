@@ -1,0 +1,302 @@
+import Crypto
+import DBCrypt
+import Foundation
+
+/// An encrypted key-value store in a table of any DBCrypt database (an
+/// encrypted file or not): every value sealed with AES-256-GCM, bound to
+/// its store and its key (a value copied to another key or store does not
+/// open), every key sealed deterministically so that it is not readable in
+/// the file but can still be looked up and listed.
+///
+/// ```swift
+/// let queue = try DatabaseQueue(path: "app.db", key: .passphrase(databaseSecret))
+/// let store = try SealedStore(queue, credential: .passphrase(storeSecret))
+/// try store.set("s3cr3t-token", for: "api.token")
+/// let token = try store.getString("api.token")
+/// ```
+///
+/// **Keys the user does not manage.** A new store draws a random salt and
+/// keeps it, with its key derivation's parameters (Argon2id by default), in
+/// its header row: none of it is secret. The passphrase gives a
+/// key-encryption key, which wraps the store's data keys; a wrong
+/// passphrase is an error when the store opens. Changing the passphrase
+/// re-wraps the keys, at once, whatever the number of entries; rotating the
+/// data key re-seals every entry, resumably (see ``rotateDataKey(progress:cancellation:)``).
+///
+/// Listing keys (``keys(withPrefix:)``) opens every key name of the store:
+/// it costs time in proportion to the store's size.
+public final class SealedStore: @unchecked Sendable {
+    // @unchecked: `keys` is read and replaced under `lock`.
+
+    /// The store's name in its database.
+    public let name: String
+    let writer: any DatabaseWriter
+    private let lock = NSLock()
+    private var storedKeys: StoreKeys
+
+    /// Opens the store `name` of the database behind `writer`, or creates it
+    /// when it is missing and `create` is true: with `keyDerivation` and a
+    /// new random salt for a passphrase, a random data key and name key.
+    ///
+    /// - throws: ``SealError/wrongCredential(reason:)``, ``SealError/noSuchStore(name:)``,
+    ///   ``SealError/storeDamaged(reason:)``, ``SealError/invalidKeyDerivation(reason:)``,
+    ///   and the ``DatabaseError`` of the database (a read-only database
+    ///   cannot create a store).
+    public init(
+        _ writer: some DatabaseWriter, name: String = "default", credential: StoreCredential,
+        create: Bool = true, keyDerivation: KeyDerivation = .argon2idDefault
+    ) throws {
+        self.name = name
+        self.writer = writer
+        if let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) {
+            storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
+            return
+        }
+        guard create else { throw SealError.noSuchStore(name: name) }
+        try keyDerivation.validate()
+        // Derived outside the write transaction: it takes a while.
+        let storeID = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let salt: Data? = if case .passphrase = credential { Data((0..<16).map { _ in UInt8.random(in: 0...255) }) } else { nil }
+        let kdf: KeyDerivation? = salt == nil ? nil : keyDerivation
+        let kek = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
+        let opened: StoreKeys = try writer.write { db in
+            try db.execute(StoreSchema.create)
+            // Another connection may have made it meanwhile: open that one.
+            if let header = try StoreSchema.header(db, store: name) {
+                return try Self.keys(header, kek: kek, db: db, store: name)
+            }
+            let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
+            let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
+            let kdfText = try kdf.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            try db.execute("""
+                INSERT INTO dbcrypt_sealed_store(name, format, store_id, kdf, salt, name_key, current_key)
+                VALUES (?, ?, ?, ?, ?, ?, 1)
+                """, [name, StoreSchema.format, storeID, kdfText, salt, wrappedNameKey])
+            try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, 1, ?)", [name, wrappedDataKey])
+            return StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
+        }
+        storedKeys = opened
+    }
+
+    private static func open(_ header: StoreSchema.Header, credential: StoreCredential, writer: some DatabaseWriter, store: String) throws -> StoreKeys {
+        let kek = try StoreKeys.keyEncryptionKey(credential, kdf: header.kdf, salt: header.salt)
+        return try writer.read { db in try keys(header, kek: kek, db: db, store: store) }
+    }
+
+    /// Unwraps the name key and every data key of `header`'s store with `kek`.
+    static func keys(_ header: StoreSchema.Header, kek: SealingKey, db: Database, store: String) throws -> StoreKeys {
+        let nameKey = try StoreKeys.unwrap(header.wrappedNameKey, kek: kek, context: StoreKeys.nameKeyContext(header.storeID), id: 0)
+        var dataKeys: [SealingKey] = []
+        for (id, wrapped) in try StoreSchema.wrappedKeys(db, store: store) {
+            dataKeys.append(try StoreKeys.unwrap(wrapped, kek: kek, context: StoreKeys.dataKeyContext(header.storeID, id), id: id))
+        }
+        guard let current = dataKeys.first(where: { $0.id == header.currentKey }) else {
+            throw SealError.storeDamaged(reason: "store \"\(store)\" has no data key \(header.currentKey), its current one")
+        }
+        return StoreKeys(storeID: header.storeID, kek: kek, nameKey: nameKey.symmetricKey,
+                         dataKeys: try SealingKeyring(current: current, others: dataKeys.filter { $0.id != current.id }))
+    }
+
+    /// The keys now (another thread's rotation may replace them).
+    var keys: StoreKeys {
+        lock.lock()
+        defer { lock.unlock() }
+        return storedKeys
+    }
+
+    /// Puts `keys` in place of the store's keys.
+    func replaceKeys(_ keys: StoreKeys) {
+        lock.lock()
+        storedKeys = keys
+        lock.unlock()
+    }
+
+    /// Reads the data keys again: another connection rotated them.
+    func reloadKeys(_ db: Database) throws -> StoreKeys {
+        guard let header = try StoreSchema.header(db, store: name) else { throw SealError.noSuchStore(name: name) }
+        let reloaded = try Self.keys(header, kek: keys.kek, db: db, store: name)
+        replaceKeys(reloaded)
+        return reloaded
+    }
+
+    // MARK: - Reading
+
+    /// The value of `key`, or nil when the store has none.
+    ///
+    /// - throws: ``SealError/authenticationFailed`` when the stored value was
+    ///   altered or moved from another key, and the ``DatabaseError`` of the read.
+    public func get(_ key: String) throws -> Data? {
+        try writer.read { db in try self.entries(in: db).get(key) }
+    }
+
+    /// The value of `key` as UTF-8 text; see ``get(_:)``.
+    ///
+    /// - throws: as ``get(_:)``, and ``SealError/notUTF8``.
+    public func getString(_ key: String) throws -> String? {
+        try writer.read { db in try self.entries(in: db).getString(key) }
+    }
+
+    /// The value of `key` decoded as `type`; see ``get(_:)``.
+    ///
+    /// - throws: as ``get(_:)``, and ``SealError/coding(reason:)``.
+    public func get<Value: Decodable>(_ type: Value.Type, _ key: String) throws -> Value? {
+        try writer.read { db in try self.entries(in: db).get(type, key) }
+    }
+
+    /// Whether the store has a value for `key`.
+    ///
+    /// - throws: the ``DatabaseError`` of the read.
+    public func contains(_ key: String) throws -> Bool {
+        try writer.read { db in try self.entries(in: db).contains(key) }
+    }
+
+    /// Every key that starts with `prefix`, sorted. Opens every key name of
+    /// the store.
+    ///
+    /// - throws: ``SealError/authenticationFailed`` for a key name that was
+    ///   altered, and the ``DatabaseError`` of the read.
+    public func keys(withPrefix prefix: String = "") throws -> [String] {
+        try writer.read { db in try self.entries(in: db).keys(withPrefix: prefix) }
+    }
+
+    // MARK: - Writing
+
+    /// Seals `value` under the current data key and stores it for `key`,
+    /// replacing any value it had.
+    ///
+    /// - throws: the ``DatabaseError`` of the write.
+    public func set(_ value: some DataProtocol & Sendable, for key: String) throws {
+        try writer.write { db in try self.entries(in: db).set(value, for: key) }
+    }
+
+    /// Stores the UTF-8 bytes of `value`; see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
+    public func set(_ value: String, for key: String) throws {
+        try set(Data(value.utf8), for: key)
+    }
+
+    /// Stores `value` encoded as JSON; see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
+    ///
+    /// - throws: ``SealError/coding(reason:)``, and the ``DatabaseError`` of the write.
+    public func set<Value: Encodable>(encoding value: Value, for key: String) throws {
+        try set(SealingKey.encode(value), for: key)
+    }
+
+    /// Removes the value of `key`; returns whether there was one.
+    ///
+    /// - throws: the ``DatabaseError`` of the write.
+    @discardableResult
+    public func remove(_ key: String) throws -> Bool {
+        try writer.write { db in try self.entries(in: db).remove(key) }
+    }
+
+    /// Runs `body` in one write transaction: every change it makes through
+    /// its ``Entries`` is committed together, or none is.
+    ///
+    /// ```swift
+    /// try store.batch { entries in
+    ///     try entries.set("a", for: "k1")
+    ///     try entries.remove("k2")
+    /// }
+    /// ```
+    /// - throws: what `body` throws, and the ``DatabaseError`` of the transaction.
+    public func batch<T>(_ body: (Entries) throws -> T) throws -> T {
+        try writer.write { db in try body(self.entries(in: db)) }
+    }
+
+    /// The store's entries through `db`, inside a transaction of the
+    /// caller's (a queue's or pool's `write` closure), so that entries
+    /// change together with the caller's own tables.
+    public func entries(in db: Database) -> Entries { Entries(store: self, db: db) }
+
+    // MARK: - Observation
+
+    /// The value of `key` as an `AsyncSequence`: at once, then after each
+    /// commit that changes the store (a value equal to the last one is not
+    /// delivered again). Ends when the iterating task is cancelled.
+    public func observe(_ key: String) -> AsyncThrowingStream<Data?, Error> {
+        writer.observe(removingDuplicates: true, checkingOtherProcessesEvery: nil) { db in try self.entries(in: db).get(key) }
+    }
+}
+
+extension SealedStore {
+    /// A store's entries through one `Database`, inside its transaction.
+    /// Made by ``SealedStore/entries(in:)`` and ``SealedStore/batch(_:)``;
+    /// used on that connection's thread only.
+    public struct Entries {
+        let store: SealedStore
+        let db: Database
+
+        /// The value of `key`, or nil; see ``SealedStore/get(_:)``.
+        public func get(_ key: String) throws -> Data? {
+            var keys = store.keys
+            guard let row = try db.fetchOne(
+                "SELECT value FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [store.name, try keys.sealName(key)])
+            else { return nil }
+            let sealed: Data = try row[0]
+            do {
+                return try keys.dataKeys.open(sealed, context: keys.entryContext(key))
+            } catch SealError.wrongKey {
+                // Sealed under a key another connection added since: read the keys again.
+                keys = try store.reloadKeys(db)
+                return try keys.dataKeys.open(sealed, context: keys.entryContext(key))
+            }
+        }
+
+        /// The value of `key` as UTF-8 text; see ``SealedStore/getString(_:)``.
+        public func getString(_ key: String) throws -> String? {
+            guard let data = try get(key) else { return nil }
+            guard let text = String(data: data, encoding: .utf8) else { throw SealError.notUTF8 }
+            return text
+        }
+
+        /// The value of `key` decoded as `type`; see ``SealedStore/get(_:_:)``.
+        public func get<Value: Decodable>(_ type: Value.Type, _ key: String) throws -> Value? {
+            try get(key).map { try SealingKey.decode(type, from: $0) }
+        }
+
+        /// Whether `key` has a value.
+        public func contains(_ key: String) throws -> Bool {
+            try db.fetchOne(
+                "SELECT 1 FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [store.name, try store.keys.sealName(key)]) != nil
+        }
+
+        /// Every key starting with `prefix`, sorted; see ``SealedStore/keys(withPrefix:)``.
+        public func keys(withPrefix prefix: String = "") throws -> [String] {
+            let keys = store.keys
+            return try db.fetchAll(Data.self, "SELECT name FROM dbcrypt_sealed_entry WHERE store = ?", [store.name])
+                .map { try keys.openName($0) }
+                .filter { $0.hasPrefix(prefix) }
+                .sorted()
+        }
+
+        /// Stores `value` for `key`; see ``SealedStore/set(_:for:)-(some DataProtocol & Sendable,_)``.
+        public func set(_ value: some DataProtocol, for key: String) throws {
+            var keys = store.keys
+            // Another connection may have rotated the data key (and retired
+            // this one): seal with the store's current key, as it is now.
+            let current = try db.fetchScalar(Int64.self, "SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?", [store.name])
+            if current != Int64(keys.dataKeys.current.id) { keys = try store.reloadKeys(db) }
+            let sealed = try keys.dataKeys.seal(value, context: keys.entryContext(key))
+            try db.execute(
+                "INSERT OR REPLACE INTO dbcrypt_sealed_entry(store, name, value, key_id) VALUES (?, ?, ?, ?)",
+                [store.name, try keys.sealName(key), sealed, Int64(keys.dataKeys.current.id)])
+        }
+
+        /// Stores the UTF-8 bytes of `value`.
+        public func set(_ value: String, for key: String) throws {
+            try set(Data(value.utf8), for: key)
+        }
+
+        /// Stores `value` encoded as JSON.
+        public func set<Value: Encodable>(encoding value: Value, for key: String) throws {
+            try set(SealingKey.encode(value), for: key)
+        }
+
+        /// Removes the value of `key`; returns whether there was one.
+        @discardableResult
+        public func remove(_ key: String) throws -> Bool {
+            try db.execute("DELETE FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [store.name, try store.keys.sealName(key)])
+            return db.changes > 0
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import DBCrypt
+import Foundation
+
+/// The tables every sealed store of a database shares, and its header row.
+///
+/// - `dbcrypt_sealed_store`: one row per store: its format, its random id,
+///   the key derivation and salt of a passphrase (NULL for a key), the name
+///   key and which data key is current. None of it is secret: the keys are
+///   wrapped under the key-encryption key.
+/// - `dbcrypt_sealed_key`: the data keys, wrapped.
+/// - `dbcrypt_sealed_entry`: the entries, their names sealed
+///   deterministically, their values sealed with the data key of `key_id`.
+enum StoreSchema {
+    static let format = 1
+
+    static let create = """
+        CREATE TABLE IF NOT EXISTS dbcrypt_sealed_store(
+            name TEXT PRIMARY KEY NOT NULL,
+            format INTEGER NOT NULL,
+            store_id BLOB NOT NULL,
+            kdf TEXT,
+            salt BLOB,
+            name_key BLOB NOT NULL,
+            current_key INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS dbcrypt_sealed_key(
+            store TEXT NOT NULL,
+            id INTEGER NOT NULL,
+            wrapped BLOB NOT NULL,
+            PRIMARY KEY(store, id)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS dbcrypt_sealed_entry(
+            store TEXT NOT NULL,
+            name BLOB NOT NULL,
+            value BLOB NOT NULL,
+            key_id INTEGER NOT NULL,
+            PRIMARY KEY(store, name)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS dbcrypt_sealed_entry_key ON dbcrypt_sealed_entry(store, key_id);
+        """
+
+    /// A store's header row.
+    struct Header {
+        var storeID: Data
+        var kdf: KeyDerivation?
+        var salt: Data?
+        var wrappedNameKey: Data
+        var currentKey: UInt32
+    }
+
+    /// Whether the store tables exist.
+    static func exists(_ db: Database) throws -> Bool {
+        try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'dbcrypt_sealed_store'") == 1
+    }
+
+    /// The header of store `name`, or nil when there is none.
+    ///
+    /// - throws: ``SealError/storeDamaged(reason:)`` for a row this library did not write.
+    static func header(_ db: Database, store name: String) throws -> Header? {
+        guard try exists(db),
+              let row = try db.fetchOne(
+                "SELECT format, store_id, kdf, salt, name_key, current_key FROM dbcrypt_sealed_store WHERE name = ?", [name])
+        else { return nil }
+        let format: Int = try row[0]
+        guard format == Self.format else {
+            throw SealError.storeDamaged(reason: "store \"\(name)\" is in format \(format), which this DBCryptSeal does not read")
+        }
+        do {
+            let kdfText: String? = try row[2]
+            let kdf = try kdfText.map { try JSONDecoder().decode(KeyDerivation.self, from: Data($0.utf8)) }
+            let storeID: Data = try row[1]
+            let salt: Data? = try row[3]
+            guard storeID.count == 16, (kdf == nil) == (salt == nil) else { throw SealError.storeDamaged(reason: "") }
+            let currentKey: Int64 = try row[5]
+            guard let current = UInt32(exactly: currentKey) else { throw SealError.storeDamaged(reason: "") }
+            return Header(storeID: storeID, kdf: kdf, salt: salt, wrappedNameKey: try row[4], currentKey: current)
+        } catch {
+            throw SealError.storeDamaged(reason: "the header row of store \"\(name)\" is malformed")
+        }
+    }
+
+    /// The wrapped data keys of store `name`, by id.
+    static func wrappedKeys(_ db: Database, store name: String) throws -> [UInt32: Data] {
+        var keys: [UInt32: Data] = [:]
+        for row in try db.fetchAll("SELECT id, wrapped FROM dbcrypt_sealed_key WHERE store = ?", [name]) {
+            let id: Int64 = try row[0]
+            guard let id = UInt32(exactly: id) else { throw SealError.storeDamaged(reason: "a data key of store \"\(name)\" has id \(id)") }
+            keys[id] = try row[1]
+        }
+        return keys
+    }
+}
