@@ -50,11 +50,11 @@ let package = Package(
             path: "Benchmarks/DBCryptBenchmarks"
         ),
         // A child process the tests kill mid-way or run under a file-size limit.
-        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
+        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptSeal", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         // Temporary directories and the peers both test targets run.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper", "TestSupport"]),
-        .testTarget(name: "DBCryptSealTests", dependencies: ["DBCryptSeal", "TestSupport"]),
+        .testTarget(name: "DBCryptSealTests", dependencies: ["DBCryptSeal", "DBCryptTestHelper", "TestSupport"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],

@@ -12,10 +12,14 @@
 //       connection as SQLCipher 3 (48 reserved bytes), switches its HMAC to
 //       SHA-512 without recomputing the reserve, and reads: prints what
 //       happened instead of writing past SQLCipher's page buffers.
+//   DBCryptTestHelper rotate-store PATH
+//       DBCRYPT_TEST_KEY: the database's key, DBCRYPT_TEST_STORE_KEY: the
+//       passphrase of its sealed store "default", whose data key it rotates
 //
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
 import CSQLCipher
 import DBCrypt
+import DBCryptSeal
 import Foundation
 
 func key(_ name: String) -> DatabaseKey {
@@ -28,7 +32,7 @@ func key(_ name: String) -> DatabaseKey {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key|rekey-connection|wrong-reserve PATH [--fsize-limit BYTES]\n".utf8))
+    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key|rekey-connection|wrong-reserve|rotate-store PATH [--fsize-limit BYTES]\n".utf8))
     exit(2)
 }
 if let flag = arguments.firstIndex(of: "--fsize-limit"), flag + 1 < arguments.count, let limit = rlim_t(arguments[flag + 1]) {
@@ -48,6 +52,11 @@ do {
         db.close()
     case "wrong-reserve":
         try wrongReserve(arguments[2], key: ProcessInfo.processInfo.environment["DBCRYPT_TEST_KEY"] ?? "")
+    case "rotate-store":
+        let queue = try DatabaseQueue(path: arguments[2], key: key("DBCRYPT_TEST_KEY"))
+        let passphrase = ProcessInfo.processInfo.environment["DBCRYPT_TEST_STORE_KEY"] ?? ""
+        try SealedStore(queue, credential: .passphrase(passphrase), create: false).rotateDataKey()
+        try queue.close()
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:

@@ -22,24 +22,3 @@ func makeRawKeyedDatabase(_ test: XCTestCase, _ name: String, _ sql: String) thr
     try db.execute(sql)
     return db
 }
-
-/// The test helper executable, built beside the test bundle.
-let testHelperPath: String = {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    return directory.appendingPathComponent("DBCryptTestHelper").path
-}()
-
-/// Starts the test helper with `arguments` and the keys in its environment.
-func startTestHelper(_ arguments: [String], keys: [String: String]) throws -> (Process, Pipe) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: testHelperPath)
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    environment.merge(keys) { $1 }
-    process.environment = environment
-    let errors = Pipe()
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = errors
-    try process.run()
-    return (process, errors)
-}

@@ -1,0 +1,65 @@
+import DBCrypt
+import Foundation
+import TestSupport
+import XCTest
+@testable import DBCryptSeal
+
+/// A data-key rotation killed at any moment, in a child process: every
+/// entry still opens with its value, every key an entry names is still
+/// there, and a later rotation finishes the work.
+final class StoreRotationKillTests: XCTestCase {
+    let databasePassphrase = "rotation kill tests database"
+    let storePassphrase = "rotation kill tests store"
+
+    func testAKilledRotationLosesNoEntry() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("store.db").path
+        let count = 3_000
+        do {
+            let queue = try DatabaseQueue(path: path, key: .passphrase(databasePassphrase))
+            let store = try SealedStore(queue, credential: .passphrase(storePassphrase),
+                                        keyDerivation: .argon2id(memoryKiB: 1024, iterations: 1, parallelism: 1))
+            try store.batch { entries in for i in 0..<count { try entries.set("value \(i)", for: "k\(i)") } }
+            try queue.close()
+        }
+        let keys = ["DBCRYPT_TEST_KEY": databasePassphrase, "DBCRYPT_TEST_STORE_KEY": storePassphrase]
+        let start = { try startTestHelper(["rotate-store", path], keys: keys).0 }
+
+        // How long a whole run takes, to spread the random kills over it.
+        let began = Date()
+        let whole = try start()
+        whole.waitUntilExit()
+        XCTAssertEqual(whole.terminationStatus, 0, "an uninterrupted rotation failed")
+        let typicalDuration = Date().timeIntervalSince(began)
+
+        let points: [KillPoint] = (0..<killCount(12)).map { _ in .random }
+            + (0..<killCount(3)).map { _ in .fileAppears(directory: directory.path, prefix: "store.db-journal") }
+        var midRotation = 0
+        for point in points.shuffled() {
+            _ = try runAndKill(at: point, typicalDuration: typicalDuration, start: start)
+            let queue = try DatabaseQueue(path: path, key: .passphrase(databasePassphrase))
+            let store = try SealedStore(queue, credential: .passphrase(storePassphrase), create: false)
+            let values = try queue.read { db in
+                try (0..<count).map { try store.entries(in: db).getString("k\($0)") }
+            }
+            XCTAssertEqual(values, (0..<count).map { "value \($0)" }, "killed \(point): an entry is lost or does not open")
+            let missingKeys = try queue.read { db in
+                try db.fetchScalar(Int.self, """
+                    SELECT count(*) FROM (SELECT DISTINCT key_id FROM dbcrypt_sealed_entry)
+                    WHERE key_id NOT IN (SELECT id FROM dbcrypt_sealed_key)
+                    """)
+            }
+            XCTAssertEqual(missingKeys, 0, "killed \(point): an entry names a key the store no longer has")
+            if try store.entriesUnderOlderKeys() > 0 { midRotation += 1 }
+            try queue.close()
+        }
+        XCTAssertGreaterThan(midRotation, 0, "no kill landed while entries were being sealed again")
+
+        let queue = try DatabaseQueue(path: path, key: .passphrase(databasePassphrase))
+        let store = try SealedStore(queue, credential: .passphrase(storePassphrase), create: false)
+        try store.finishRotation()
+        XCTAssertEqual(try store.entriesUnderOlderKeys(), 0)
+        XCTAssertEqual(try queue.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM dbcrypt_sealed_key") }, 1)
+        XCTAssertEqual(try store.getString("k\(count - 1)"), "value \(count - 1)")
+    }
+}
