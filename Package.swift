@@ -41,7 +41,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
-            dependencies: ["DBCrypt", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["DBCrypt", "DBCryptSeal", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(

@@ -6,7 +6,7 @@ import Foundation
 struct DBCryptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dbcrypt",
-        abstract: "Encrypt, decrypt, re-key, check and query SQLCipher databases.",
+        abstract: "Encrypt, decrypt, re-key, check and query SQLCipher databases; seal values.",
         discussion: """
             Keys never go on the command line: give --key-env NAME (the key is in that \
             environment variable) or --key-file PATH; with neither, dbcrypt asks on the \
@@ -22,7 +22,7 @@ struct DBCryptCommand: ParsableCommand {
               dbcrypt migrate app.db --key-env APP_KEY
               dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
             """,
-        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self]
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, KV.self, Envelope.self]
     )
 
     /// Runs the command line. A file-size limit (`ulimit -f`) must not kill

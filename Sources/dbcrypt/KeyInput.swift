@@ -9,35 +9,43 @@ enum KeyInput {
     /// (`--key-env`, `--key-file`, or the new key's) in errors.
     static func read(environment: String?, file: String?, prompt: String, confirm: Bool,
                      options: (environment: String, file: String)) throws -> DatabaseKey {
-        if let environment { return try fromEnvironment(environment, otherwise: options.file) }
-        if let file { return try fromFile(file) }
-        return try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)")
+        let (bytes, source) = try readText(environment: environment, file: file, prompt: prompt, confirm: confirm, options: options)
+        return try parse(bytes, source: source)
     }
 
-    /// The key in the environment variable `name`; `fileOption` is the option
-    /// to suggest instead when it is not set.
-    static func fromEnvironment(_ name: String, otherwise fileOption: String) throws -> DatabaseKey {
-        guard let value = ProcessInfo.processInfo.environment[name] else {
-            throw CLIError("The environment variable \(name) is not set: put the key in it, or use \(fileOption).")
+    /// The bytes of a key or passphrase from the environment variable or
+    /// file given, else asked on the terminal, and where they came from (for
+    /// errors); not yet trimmed of a trailing newline. The caller wipes them.
+    static func readText(environment: String?, file: String?, prompt: String, confirm: Bool,
+                         options: (environment: String, file: String)) throws -> (bytes: [UInt8], source: String) {
+        if let environment {
+            guard let value = ProcessInfo.processInfo.environment[environment] else {
+                throw CLIError("The environment variable \(environment) is not set: put the key in it, or use \(options.file).")
+            }
+            return (Array(value.utf8), "the environment variable \(environment)")
         }
-        return try parse(Array(value.utf8), source: "the environment variable \(name)")
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw CLIError("Cannot read the key file \(file): check that it exists and is readable.")
+            }
+            return (Array(data), "the key file \(file)")
+        }
+        return (try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)"), "the terminal")
     }
 
-    /// The key in the file at `path`.
-    static func fromFile(_ path: String) throws -> DatabaseKey {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError("Cannot read the key file \(path): check that it exists and is readable.")
-        }
-        return try parse(Array(data), source: "the key file \(path)")
+    /// `bytes` without one trailing newline (`\n` or `\r\n`).
+    static func trimmingNewline(_ bytes: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return bytes
     }
 
     /// A passphrase, with one trailing newline (`\n` or `\r\n`) removed, or a
     /// raw key written `x'<hex>'`.
     static func parse(_ bytes: [UInt8], source: String) throws -> DatabaseKey {
-        var bytes = bytes
+        var bytes = trimmingNewline(bytes)
         defer { bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard !bytes.isEmpty else { throw CLIError("The key in \(source) is empty.") }
         if bytes.count >= 2, bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X"), bytes[1] == UInt8(ascii: "'") {
             do {
@@ -50,7 +58,7 @@ enum KeyInput {
     }
 
     /// Asks for a key on the terminal without echo; with `confirm`, twice.
-    static func prompt(_ message: String, confirm: Bool, hint: String) throws -> DatabaseKey {
+    static func prompt(_ message: String, confirm: Bool, hint: String) throws -> [UInt8] {
         guard isatty(STDIN_FILENO) == 1, let tty = fopen("/dev/tty", "r+") else {
             throw CLIError("No key given: use \(hint) (there is no terminal to ask on).")
         }
@@ -60,7 +68,7 @@ enum KeyInput {
             let second = try readHidden("Repeat the key: ", tty: tty)
             guard first == second else { throw CLIError("The two keys differ: nothing was changed.") }
         }
-        return try parse(first, source: "the terminal")
+        return first
     }
 
     private static func readHidden(_ message: String, tty: UnsafeMutablePointer<FILE>) throws -> [UInt8] {

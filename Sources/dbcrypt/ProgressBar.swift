@@ -13,7 +13,8 @@ final class ProgressBar: @unchecked Sendable {
         self.pageSize = pageSize
     }
 
-    /// The progress callback for a routine, or nil when stderr is not a terminal.
+    /// The progress callback for a routine, or nil when stderr is not a
+    /// terminal; `pageSize` 0 for work counted in entries.
     static func callback(label: String, pageSize: Int) -> (@Sendable (ExportProgress) -> Void)? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
         let bar = ProgressBar(label: label, pageSize: pageSize)
@@ -25,9 +26,11 @@ final class ProgressBar: @unchecked Sendable {
         let filled = Int(progress.fraction * Double(width))
         let elapsed = max(Date().timeIntervalSince(start), 0.001)
         let rate = Double(progress.completed * pageSize) / elapsed / 1_048_576
-        let line = String(format: "\r%@ [%@%@] %3d%%  %.1f MiB/s", label,
+        var line = String(format: "\r%@ [%@%@] %3d%%", label,
                           String(repeating: "#", count: filled), String(repeating: " ", count: width - filled),
-                          Int(progress.fraction * 100), rate)
+                          Int(progress.fraction * 100))
+        // Entries, not pages, have no size to report.
+        if pageSize > 0 { line += String(format: "  %.1f MiB/s", rate) }
         var text = line
         if progress.completed >= progress.total { text += "\n" }
         FileHandle.standardError.write(Data(text.utf8))

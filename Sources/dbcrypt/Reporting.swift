@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptSeal
 import Foundation
 
 /// Exit statuses, as `dbcrypt --help` documents them.
@@ -24,6 +25,13 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as SchemaMigrationError {
         printError(error.description)
         throw ExitCode(ExitStatus.failure)
+    } catch let error as SealError {
+        printError(error.description)
+        switch error {
+        case .wrongCredential, .wrongKey: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
+        case .storeDamaged: throw ExitCode(ExitStatus.damaged)
+        default: throw ExitCode(ExitStatus.failure)
+        }
     } catch let error as DatabaseError {
         printError(commandLineDescription(error))
         switch error {

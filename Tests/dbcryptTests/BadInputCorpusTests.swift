@@ -77,6 +77,7 @@ final class BadInputCorpusTests: XCTestCase {
             ("info", { ["info", $0] + key }),
             ("sql", { ["sql", $0, "SELECT count(*) FROM note"] + key }),
             ("schema", { ["schema", $0, "--dir", "Migrations-ok"] + key }),
+            ("kv", { ["kv", $0, "get", "token", "--store-key-env", "OTHER"] + key }),
         ]
         for (name, arguments) in commands {
             let isMigrate = name.hasPrefix("migrate")
@@ -163,6 +164,19 @@ final class BadInputCorpusTests: XCTestCase {
         add(["sql", "enc.db", "SELECT * FROM nowhere"] + key, 1, "no such table: nowhere")
         add(["sql", "enc.db", "INSERT INTO author(id, name) VALUES (1, 'Ada')"] + key, 1, "UNIQUE constraint failed")
         add(["sql", "enc.db", "SELEC 1; SELECT 2"] + key, 1, "syntax error")
+
+        // The sealed store and the envelope.
+        add(["kv", "enc.db", "get", "token", "--store-key-env", "OTHER"] + key, 1, "enc.db has no sealed store named \"default\"")
+        add(["kv", "enc.db", "set", "token", "--store-key-env", "OTHER"] + key, 1, "make it with kv set --create")
+        add(["kv", "enc.db", "get"] + key, 64, "kv get needs the entry's key")
+        add(["kv", "enc.db", "list", "token"] + key, 64, "kv list takes no entry key")
+        add(["kv", "enc.db", "get", "token", "--create"] + key, 64, "--create goes with kv set")
+        add(["kv", "enc.db", "erase", "token"] + key, 64, "'erase' is invalid for '<action>'")
+        add(["envelope", "seal"], 64, "Give the key with --key-env NAME or --key-file PATH")
+        add(["envelope", "open", "--key-env", "EMPTY"], 1, "The key in the environment variable EMPTY is not usable")
+        add(["envelope", "open", "--key-env", "KEY"], 1, "The key in the environment variable KEY is not usable")
+        add(["envelope", "open", "--key-file", "random.bin"], 1, "The key in the key file random.bin is not UTF-8 text")
+        add(["envelope", "open", "--key-file", "nowhere"], 1, "Cannot read the key file nowhere")
 
         // Usage.
         add(["decrypt", "enc.db"] + key, 64, "Missing expected argument '--output <PATH>': see 'dbcrypt decrypt --help'.")

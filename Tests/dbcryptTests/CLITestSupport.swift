@@ -22,12 +22,12 @@ let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPat
     .appendingPathComponent("dbcrypt").path
 
 /// Runs `dbcrypt` with `arguments`, `environment` added to this process's,
-/// and no terminal (standard input is empty); as `user` when given (which
+/// and no terminal (standard input is `input`, or empty); as `user` when given (which
 /// needs root). Checks that no secret appears
 /// in the arguments or in anything printed.
 @discardableResult
 func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
-             as user: uid_t? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+             as user: uid_t? = nil, input: Data? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Run {
     let process = Process()
     if let user {
         // setpriv (util-linux) runs it as another user, with that user's group and no others.
@@ -41,11 +41,15 @@ func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in dire
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }
     process.environment = env
-    let output = Pipe(), errors = Pipe()
-    process.standardInput = FileHandle.nullDevice
+    let output = Pipe(), errors = Pipe(), stdin = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     process.standardOutput = output
     process.standardError = errors
     try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+    }
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

@@ -78,6 +78,13 @@ public final class SealedStore: @unchecked Sendable {
         storedKeys = opened
     }
 
+    /// Whether the database behind `reader` has a store named `name`.
+    ///
+    /// - throws: ``SealError/storeDamaged(reason:)``, and the ``DatabaseError`` of the read.
+    public static func exists(_ name: String, in reader: some DatabaseReader) throws -> Bool {
+        try reader.read { db in try StoreSchema.header(db, store: name) != nil }
+    }
+
     private static func open(_ header: StoreSchema.Header, credential: StoreCredential, writer: some DatabaseWriter, store: String) throws -> StoreKeys {
         let kek = try StoreKeys.keyEncryptionKey(credential, kdf: header.kdf, salt: header.salt)
         return try writer.read { db in try keys(header, kek: kek, db: db, store: store) }

@@ -80,7 +80,7 @@ struct StoreKeys: Sendable {
             defer { bytes.resetBytes(in: 0..<bytes.count) }
             return try SealingKey(bytes: bytes, id: id)
         } catch SealError.authenticationFailed, SealError.wrongKey {
-            throw SealError.wrongCredential(reason: "the passphrase or key does not open this store")
+            throw SealError.wrongCredential(reason: "it does not open this sealed store")
         }
     }
 

@@ -1,0 +1,46 @@
+import ArgumentParser
+import DBCryptSeal
+import Foundation
+
+/// `dbcrypt envelope`: the server envelope, Base64(IV ‖ tag ‖ ciphertext).
+struct Envelope: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Seal or open a server envelope: Base64 of IV, tag and ciphertext (AES-256-GCM).",
+        discussion: """
+            seal reads the plaintext from standard input and prints the envelope; open reads \
+            the envelope and writes the plaintext. The key comes from --key-env (a server's \
+            ENCRYPTION_KEY) or --key-file: 64 hex digits, Base64 of 32 bytes, or 32 bytes of \
+            text; --padded-text-key takes the first 32 characters of a text key padded with \
+            "0", as some clients do. The additional data is "additional-data" unless given.
+
+            Example:
+              echo -n 'hello' | dbcrypt envelope seal --key-env ENCRYPTION_KEY
+              dbcrypt envelope open --key-env ENCRYPTION_KEY < reply.txt
+            """)
+
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case seal, open
+    }
+
+    @Argument(help: "seal or open.")
+    var action: Action
+
+    @Option(help: ArgumentHelp("The additional data to authenticate (not secret).", valueName: "TEXT"))
+    var additionalData = "additional-data"
+
+    @OptionGroup var key: EnvelopeKeyOptions
+
+    func run() throws {
+        try reportingErrors {
+            let envelope = ServerEnvelope(key: try key.key(), additionalData: additionalData)
+            let input = FileHandle.standardInput.readDataToEndOfFile()
+            switch action {
+            case .seal:
+                print(try envelope.seal(input))
+            case .open:
+                guard let text = String(data: input, encoding: .utf8) else { throw SealError.notBase64 }
+                FileHandle.standardOutput.write(try envelope.open(text))
+            }
+        }
+    }
+}

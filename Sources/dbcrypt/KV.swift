@@ -1,0 +1,117 @@
+import ArgumentParser
+import DBCrypt
+import DBCryptSeal
+import Foundation
+
+/// `dbcrypt kv`: the sealed key-value store of a database.
+struct KV: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kv",
+        abstract: "Read and write the sealed key-value store of a database.",
+        discussion: """
+            Every value is sealed with AES-256-GCM under the store's data key, which its \
+            passphrase unlocks (--store-key-env, --store-key-file, or the terminal); the \
+            database's own key is given as for the other commands. Values are read from \
+            standard input (set) and written to standard output (get), never taken from \
+            arguments. set --create makes the store when the database has none (Argon2id, \
+            a new random salt). rotate seals every entry again under a new data key (a \
+            rotation that is stopped is finished by the next one); passwd changes the \
+            passphrase at once, whatever the store's size.
+
+            Example:
+              printf %s "$TOKEN" | dbcrypt kv app.db set api.token --key-env APP_KEY --store-key-env STORE_KEY
+              dbcrypt kv app.db get api.token --key-env APP_KEY --store-key-env STORE_KEY
+              dbcrypt kv app.db list --prefix api. --key-env APP_KEY --store-key-env STORE_KEY
+            """)
+
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case get, set, remove, list, rotate, passwd
+    }
+
+    @Argument(help: "The database.")
+    var database: String
+
+    @Argument(help: "get, set, remove, list, rotate or passwd.")
+    var action: Action
+
+    @Argument(help: "The entry's key (get, set, remove).")
+    var key: String?
+
+    @Option(help: ArgumentHelp("The store's name.", valueName: "NAME"))
+    var store = "default"
+
+    @Option(help: ArgumentHelp("list: only the keys that start with this.", valueName: "TEXT"))
+    var prefix = ""
+
+    @Flag(help: "set: make the store when the database has none.")
+    var create = false
+
+    @OptionGroup var databaseKey: KeyOptions
+    @OptionGroup var storeKey: StoreKeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+
+    func validate() throws {
+        switch action {
+        case .get, .set, .remove:
+            if key == nil { throw ValidationError("kv \(action.rawValue) needs the entry's key.") }
+        case .list, .rotate, .passwd:
+            if key != nil { throw ValidationError("kv \(action.rawValue) takes no entry key.") }
+        }
+        if create && action != .set { throw ValidationError("--create goes with kv set.") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let format = try requireDatabaseFile(database)
+            let dbKey = try databaseKey.keyIfNeeded(for: database, format: format)
+            var options = cipher.databaseOptions()
+            let writes = action != .get && action != .list
+            options.readOnly = !writes
+            let queue = try namingDamage(of: database) {
+                do {
+                    return try DatabaseQueue(path: database, key: dbKey, options: options)
+                } catch DatabaseError.unfinishedTransaction where !writes {
+                    // Rolled back first where this process may, as check and info do.
+                    try openForReading(database, key: dbKey, options: options).close()
+                    return try DatabaseQueue(path: database, key: dbKey, options: options)
+                }
+            }
+            let exists = try SealedStore.exists(store, in: queue)
+            guard exists || create else {
+                throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
+            }
+            let sealed = try SealedStore(queue, name: store, credential: storeKey.credential(store: store, confirm: !exists),
+                                         create: create)
+            try perform(on: sealed)
+            try queue.close()
+        }
+    }
+
+    private func perform(on sealed: SealedStore) throws {
+        switch action {
+        case .get:
+            guard let value = try sealed.get(key!) else {
+                throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".")
+            }
+            FileHandle.standardOutput.write(value)
+            if isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
+        case .set:
+            if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
+            let value = FileHandle.standardInput.readDataToEndOfFile()
+            try sealed.set(value, for: key!)
+        case .remove:
+            guard try sealed.remove(key!) else { throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".") }
+        case .list:
+            for name in try sealed.keys(withPrefix: prefix) { print(name) }
+        case .rotate:
+            let before = try sealed.entriesUnderOlderKeys()
+            try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))
+            let count = try sealed.keys().count
+            print("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
+                + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
+        case .passwd:
+            try sealed.changeCredential(to: storeKey.newCredential(store: store))
+            print("Changed the passphrase of store \"\(store)\".")
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt kv` and `dbcrypt envelope` end to end: values in through
+/// standard input and out through standard output, never in arguments;
+/// the database itself shows only ciphertext; envelopes cross to Python's
+/// `cryptography` and back.
+final class KVCommandTests: XCTestCase {
+    var work: URL!
+    let environment = keyEnvironment.merging(["STORE": testSecrets[2], "NEW_STORE": testSecrets[3]]) { $1 }
+
+    override func setUpWithError() throws {
+        work = try makeTemporaryDirectory(self)
+        try makePlaintextDatabase(work.appendingPathComponent("plain.db").path)
+        try DatabaseEncryption.encrypt(work.appendingPathComponent("plain.db").path,
+                                       to: work.appendingPathComponent("app.db").path, key: .passphrase(passphrase))
+    }
+
+    private func kv(_ arguments: [String], input: Data? = nil, store: String = "STORE", as user: uid_t? = nil,
+                    file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+        try dbcrypt(["kv", "app.db"] + arguments + ["--key-env", "KEY", "--store-key-env", store],
+                    environment: environment, in: work, as: user, input: input, file: file, line: line)
+    }
+
+    func testSetGetListRemoveRotateAndPasswd() throws {
+        let token = Data("tok-\u{1F511}-".utf8) + Data([0, 255, 10])
+        XCTAssertEqual(try kv(["set", "api.token", "--create"], input: token).status, 0)
+        XCTAssertEqual(try kv(["set", "api.user"], input: Data("ada".utf8)).status, 0)
+        XCTAssertEqual(try kv(["set", "other"], input: Data()).status, 0)
+        let got = try kv(["get", "api.token"])
+        XCTAssertEqual(got.status, 0, got.stderr)
+        XCTAssertEqual(Data(got.stdout.utf8), Data(String(decoding: token, as: UTF8.self).utf8), "the value, byte for byte, no newline added")
+        XCTAssertEqual(try kv(["list", "--prefix", "api."]).stdout, "api.token\napi.user\n")
+        XCTAssertEqual(try kv(["list"]).stdout, "api.token\napi.user\nother\n")
+
+        // The database's own SQL sees ciphertext only.
+        let sql = try dbcrypt(["sql", "app.db", "--key-env", "KEY", "SELECT * FROM dbcrypt_sealed_entry"], environment: environment, in: work)
+        XCTAssertEqual(sql.status, 0, sql.stderr)
+        for plaintext in ["api.token", "api.user", "ada", "tok-"] { XCTAssertFalse(sql.stdout.contains(plaintext), plaintext) }
+
+        let rotated = try kv(["rotate"])
+        XCTAssertEqual(rotated.status, 0, rotated.stderr)
+        XCTAssertTrue(rotated.stdout.contains("3 entries"), rotated.stdout)
+        let keyIDs = try dbcrypt(["sql", "app.db", "--key-env", "KEY", "SELECT DISTINCT key_id FROM dbcrypt_sealed_entry"],
+                                 environment: environment, in: work)
+        XCTAssertTrue(keyIDs.stdout.hasSuffix("2\n"), keyIDs.stdout)
+
+        let passwd = try dbcrypt(["kv", "app.db", "passwd", "--key-env", "KEY", "--store-key-env", "STORE", "--new-store-key-env", "NEW_STORE"],
+                                 environment: environment, in: work)
+        XCTAssertEqual(passwd.status, 0, passwd.stderr)
+        XCTAssertEqual(try kv(["get", "api.user"], store: "NEW_STORE").stdout, "ada")
+        let old = try kv(["get", "api.user"])
+        XCTAssertEqual(old.status, 3)
+        XCTAssertTrue(old.stderr.contains("wrong passphrase or key"), old.stderr)
+
+        XCTAssertEqual(try kv(["remove", "api.user"], store: "NEW_STORE").status, 0)
+        let gone = try kv(["get", "api.user"], store: "NEW_STORE")
+        XCTAssertEqual(gone.status, 1)
+        XCTAssertEqual(gone.stderr, "dbcrypt: Store \"default\" has no entry \"api.user\".\n")
+        XCTAssertEqual(try kv(["remove", "api.user"], store: "NEW_STORE").status, 1)
+    }
+
+    /// A user who may only read the database: get and list work; set is
+    /// refused in one sentence and changes nothing.
+    func testReadingNeedsNoWriteAccess() throws {
+        try XCTSkipUnless(geteuid() == 0, "reading as another user needs root")
+        XCTAssertEqual(try kv(["set", "k", "--create"], input: Data("v".utf8)).status, 0)
+        let path = work.appendingPathComponent("app.db").path
+        XCTAssertEqual(chmod(work.path, 0o755), 0)
+        XCTAssertEqual(chmod(path, 0o644), 0)
+        let before = try contents(path)
+        XCTAssertEqual(try kv(["get", "k"], as: 65534).stdout, "v")
+        XCTAssertEqual(try kv(["list"], as: 65534).stdout, "k\n")
+        let refused = try kv(["set", "k"], input: Data("w".utf8), as: 65534)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertEqual(refused.stderr.filter { $0 == "\n" }.count, 1, refused.stderr)
+        XCTAssertEqual(try contents(path), before)
+    }
+
+    /// dbcrypt seals, Python's cryptography opens; Python seals, dbcrypt opens;
+    /// with a Base64 key, a hex key and the padded text key.
+    func testEnvelopesCrossToPythonAndBack() throws {
+        let rawKey = (0..<32).map { UInt8(($0 * 53 + 7) % 256) }
+        let keys: [(text: String, padded: Bool, bytes: [UInt8])] = [
+            (Data(rawKey).base64EncodedString(), false, rawKey),
+            (rawKey.map { String(format: "%02x", $0) }.joined(), false, rawKey),
+            ("short server key", true, Array("short server key0000000000000000".utf8)),
+        ]
+        for key in keys {
+            let env = environment.merging(["ENCRYPTION_KEY": key.text]) { $1 }
+            let flags = ["--key-env", "ENCRYPTION_KEY"] + (key.padded ? ["--padded-text-key"] : [])
+            let sealed = try dbcrypt(["envelope", "seal"] + flags, environment: env, in: work, input: Data("from dbcrypt".utf8))
+            XCTAssertEqual(sealed.status, 0, sealed.stderr)
+            let printed = try runPeer("", key: Data(key.bytes).base64EncodedString(), """
+                import base64
+                from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+                aes = AESGCM(base64.b64decode(key))
+                raw = base64.b64decode(args[0])
+                print(aes.decrypt(raw[:12], raw[28:] + raw[12:28], b'additional-data').decode())
+                iv = os.urandom(12)
+                sealed = aes.encrypt(iv, b'from python', b'additional-data')
+                print(base64.b64encode(iv + sealed[-16:] + sealed[:-16]).decode())
+                """, arguments: [sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+            let lines = printed.split(separator: "\n").map(String.init)
+            XCTAssertEqual(lines.first, "from dbcrypt")
+            guard lines.count == 2 else { return XCTFail(printed) }
+            let opened = try dbcrypt(["envelope", "open"] + flags, environment: env, in: work, input: Data((lines[1] + "\n").utf8))
+            XCTAssertEqual(opened.status, 0, opened.stderr)
+            XCTAssertEqual(opened.stdout, "from python")
+            let other = try dbcrypt(["envelope", "open", "--additional-data", "other"] + flags, environment: env, in: work,
+                                    input: Data(lines[1].utf8))
+            XCTAssertEqual(other.status, 1)
+            XCTAssertTrue(other.stderr.contains("does not authenticate"), other.stderr)
+        }
+    }
+}
