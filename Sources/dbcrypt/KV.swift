@@ -82,7 +82,7 @@ struct KV: ParsableCommand {
             }
             let sealed = try SealedStore(queue, name: store, credential: storeKey.credential(store: store, confirm: !exists),
                                          create: create)
-            try perform(on: sealed)
+            try namingDamage(of: database) { try perform(on: sealed) }
             try queue.close()
         }
     }

@@ -56,13 +56,16 @@ func isDamage(_ error: DatabaseError) -> Bool {
     }
 }
 
-/// Runs `body`, which reads `database` once it is open: damage met there
-/// becomes `DatabaseError.damaged`, naming the file.
+/// Runs `body`, which uses `database` once it is open: damage met there
+/// becomes `DatabaseError.damaged`, naming the file, and a write this user
+/// may not make one sentence that says so.
 func namingDamage<T>(of database: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let DatabaseError.sqlite(code, message, _) where isDamage(.sqlite(code: code, message: message, sql: nil)) {
         throw DatabaseError.damaged(path: database, reason: message)
+    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 8 {
+        throw CLIError("Cannot write \(database): this user may only read it (or its directory): nothing was changed.")
     }
 }
 
