@@ -8,7 +8,8 @@ build: bootstrap
 	swift build
 
 ## demo: the main job end to end: builds dbcrypt, encrypts a sample
-## plaintext database in place, queries it, exports it back and compares.
+## plaintext database in place, queries it, exports it back and compares;
+## then seals a token in the store inside it, and trades envelopes with Python.
 demo: bootstrap
 	@scripts/demo
 
