@@ -14,8 +14,8 @@ struct DBCryptCommand: ParsableCommand {
             newline is ignored) or a raw key written x'<64 hex digits>' (or x'<96 hex \
             digits>' with its salt).
 
-            Exit status: 0 success; 1 failure; 3 wrong key, or not a database; 4 the \
-            database is damaged; 64 usage error.
+            Exit status: 0 success; 1 failure; 3 wrong key (or store passphrase), or not a \
+            database; 4 the database is damaged; 64 usage error.
 
             Example:
               export APP_KEY='correct horse battery staple'
