@@ -46,7 +46,7 @@ sanitize: bootstrap
 	@scripts/sanitize
 
 ## fuzz: the libFuzzer harnesses in Fuzz/ (dates and values, key text, database
-## files, SQL text), each for FUZZ_SECONDS (default 60) from the seeds in Fuzz/Corpus.
+## files, SQL text, sealed values, envelopes, key text and store entries), each for FUZZ_SECONDS (default 60) from the seeds in Fuzz/Corpus.
 fuzz: bootstrap
 	@scripts/fuzz
 

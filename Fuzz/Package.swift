@@ -12,6 +12,9 @@ let package = Package(
         .executableTarget(name: "FuzzKeys", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
         .executableTarget(name: "FuzzFiles", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
         .executableTarget(name: "FuzzSQL", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
+        .executableTarget(name: "FuzzSeal", dependencies: [
+            .product(name: "DBCrypt", package: "DBCrypt"), .product(name: "DBCryptSeal", package: "DBCrypt"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )
