@@ -24,7 +24,8 @@ test: bootstrap
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
 ## (W1-W4), the crypto providers, and GRDB in a package of its own (W5).
 ## Results and what the ratios mean are in BENCHMARKS.md.
-bench: bootstrap
+bench:
+	@scripts/bootstrap bench
 	swift build -c release --product DBCryptBenchmarks
 	.build/release/DBCryptBenchmarks insert-scan --rounds 11
 	.build/release/DBCryptBenchmarks open --rounds 5

@@ -26,7 +26,7 @@ final class KVCommandTests: XCTestCase {
     func testSetGetListRemoveRotateAndPasswd() throws {
         let token = Data("tok-\u{1F511}-".utf8) + Data([0, 255, 10])
         XCTAssertEqual(try kv(["set", "api.token", "--create"], input: token).status, 0)
-        XCTAssertEqual(try kv(["set", "api.user"], input: Data("ada".utf8)).status, 0)
+        XCTAssertEqual(try kv(["set", "api.user"], input: Data("grace".utf8)).status, 0)
         XCTAssertEqual(try kv(["set", "other"], input: Data()).status, 0)
         let got = try kv(["get", "api.token"])
         XCTAssertEqual(got.status, 0, got.stderr)
@@ -37,7 +37,7 @@ final class KVCommandTests: XCTestCase {
         // The database's own SQL sees ciphertext only.
         let sql = try dbcrypt(["sql", "app.db", "--key-env", "KEY", "SELECT * FROM dbcrypt_sealed_entry"], environment: environment, in: work)
         XCTAssertEqual(sql.status, 0, sql.stderr)
-        for plaintext in ["api.token", "api.user", "ada", "tok-"] { XCTAssertFalse(sql.stdout.contains(plaintext), plaintext) }
+        for plaintext in ["api.token", "api.user", "grace", "tok-"] { XCTAssertFalse(sql.stdout.contains(plaintext), plaintext) }
 
         let rotated = try kv(["rotate"])
         XCTAssertEqual(rotated.status, 0, rotated.stderr)
@@ -49,7 +49,7 @@ final class KVCommandTests: XCTestCase {
         let passwd = try dbcrypt(["kv", "app.db", "passwd", "--key-env", "KEY", "--store-key-env", "STORE", "--new-store-key-env", "NEW_STORE"],
                                  environment: environment, in: work)
         XCTAssertEqual(passwd.status, 0, passwd.stderr)
-        XCTAssertEqual(try kv(["get", "api.user"], store: "NEW_STORE").stdout, "ada")
+        XCTAssertEqual(try kv(["get", "api.user"], store: "NEW_STORE").stdout, "grace")
         let old = try kv(["get", "api.user"])
         XCTAssertEqual(old.status, 3)
         XCTAssertTrue(old.stderr.contains("wrong passphrase or key"), old.stderr)

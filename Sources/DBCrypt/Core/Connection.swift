@@ -14,6 +14,9 @@ final class Connection {
     var attachSettings = CipherSettings.sqlcipher4
     /// The hooks that observation installs, kept alive as long as the connection.
     var changeTracker: ChangeTracker?
+    /// Transaction control and the other fixed internal statements, each
+    /// prepared once: a read or write transaction runs several of them.
+    private var internalStatements: [String: OpaquePointer] = [:]
 
     init(handle: OpaquePointer) {
         self.handle = handle
@@ -46,6 +49,8 @@ final class Connection {
     /// last statement still held somewhere is finalized.
     func close() {
         guard let handle else { return }
+        for statement in internalStatements.values { sqlite3_finalize(statement) }
+        internalStatements.removeAll()
         sqlite3_close_v2(handle)
         self.handle = nil
     }
@@ -56,6 +61,33 @@ final class Connection {
         let db = try open()
         let code = sqlite3_exec(db, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: sql) }
+    }
+
+    /// Runs fixed internal SQL (one statement, no arguments) through a
+    /// statement prepared on first use and kept; returns the first column of
+    /// its first row as an integer, or nil when it returns no row.
+    @discardableResult
+    func runPrepared(_ sql: String) throws -> Int64? {
+        let db = try open()
+        let statement: OpaquePointer
+        if let prepared = internalStatements[sql] {
+            statement = prepared
+        } else {
+            var prepared: OpaquePointer?
+            let code = sqlite3_prepare_v2(db, sql, -1, &prepared, nil)
+            guard code == SQLITE_OK, let prepared else {
+                sqlite3_finalize(prepared)
+                throw DatabaseError.fromConnection(db, code: code, sql: sql)
+            }
+            internalStatements[sql] = prepared
+            statement = prepared
+        }
+        defer { sqlite3_reset(statement) }
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return sqlite3_column_int64(statement, 0)
+        case SQLITE_DONE: return nil
+        case let code: throw DatabaseError.fromConnection(db, code: code, sql: sql)
+        }
     }
 
     /// Runs one query and returns the first column of its first row, or nil

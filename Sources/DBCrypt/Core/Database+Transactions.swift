@@ -41,7 +41,7 @@ extension Database {
     public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: (Database) throws -> T) throws -> T {
         let db = try connection.open()
         let kind = kind != .deferred && sqlite3_db_readonly(db, "main") == 1 ? .deferred : kind
-        try connection.run("BEGIN \(kind.rawValue) TRANSACTION")
+        try connection.runPrepared("BEGIN \(kind.rawValue) TRANSACTION")
         let result: T
         do {
             result = try body(self)
@@ -51,7 +51,7 @@ extension Database {
                     message: "SQLite rolled the transaction back after an error inside it, so it was not committed",
                     sql: nil)
             }
-            try connection.run("COMMIT TRANSACTION")
+            try connection.runPrepared("COMMIT TRANSACTION")
         } catch {
             rollbackIfNeeded()
             throw error
@@ -87,9 +87,9 @@ extension Database {
     /// Begins a read transaction and takes its snapshot now, for a read that
     /// another thread finishes with ``endReadSnapshot()``.
     func beginReadSnapshot() throws {
-        try connection.run("BEGIN DEFERRED")
+        try connection.runPrepared("BEGIN DEFERRED TRANSACTION")
         do {
-            _ = try connection.firstValue("SELECT 1 FROM sqlite_master LIMIT 1")
+            try connection.runPrepared("SELECT 1 FROM sqlite_master LIMIT 1")
         } catch {
             try? connection.run("ROLLBACK")
             throw error
@@ -98,19 +98,21 @@ extension Database {
 
     /// Ends the read transaction ``beginReadSnapshot()`` began, if it is still open.
     func endReadSnapshot() {
-        if isInsideTransaction { try? connection.run("COMMIT") }
+        if isInsideTransaction { _ = try? connection.runPrepared("COMMIT TRANSACTION") }
     }
 
     /// Runs `body` in one read transaction that starts before it: every query
     /// in it sees the same state of the database. Writing is refused
     /// (`PRAGMA query_only`) for the duration; the setting is then put back.
     func inReadSnapshot<T>(_ body: (Database) throws -> T) throws -> T {
-        let wasQueryOnly = try connection.firstValue("PRAGMA query_only") == .integer(1)
-        if !wasQueryOnly { try connection.run("PRAGMA query_only = 1") }
-        defer { if !wasQueryOnly { try? connection.run("PRAGMA query_only = 0") } }
+        // A connection opened read-only (a pool's reader) cannot write anyway.
+        let wasQueryOnly = try sqlite3_db_readonly(connection.open(), "main") == 1
+            || connection.runPrepared("PRAGMA query_only") == 1
+        if !wasQueryOnly { try connection.runPrepared("PRAGMA query_only = 1") }
+        defer { if !wasQueryOnly { _ = try? connection.runPrepared("PRAGMA query_only = 0") } }
         return try inTransaction(.deferred) { db in
             // A deferred transaction takes its snapshot at its first read: make that now.
-            _ = try connection.firstValue("SELECT 1 FROM sqlite_master LIMIT 1")
+            try connection.runPrepared("SELECT 1 FROM sqlite_master LIMIT 1")
             return try body(db)
         }
     }

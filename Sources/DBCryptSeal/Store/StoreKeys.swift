@@ -36,19 +36,33 @@ struct StoreKeys: Sendable {
     /// can be looked up and listed without being readable in the file.
     let nameKey: SymmetricKey
     var dataKeys: SealingKeyring
+    /// What every entry's context starts with, computed once.
+    private let entryPrefix: String
+    /// The additional data of every sealed name.
+    private let nameContext: Data
+
+    init(storeID: Data, kek: SealingKey, nameKey: SymmetricKey, dataKeys: SealingKeyring) {
+        self.storeID = storeID
+        self.kek = kek
+        self.nameKey = nameKey
+        self.dataKeys = dataKeys
+        entryPrefix = Self.prefix(storeID) + "entry "
+        nameContext = Data((Self.prefix(storeID) + "names").utf8)
+    }
 
     /// The id every key-encryption key carries (the data keys count from 1).
     static let kekID: UInt32 = 0
 
-    /// What a store's contexts start with: its id.
+    /// What a store's contexts start with: its id, in hexadecimal.
     static func prefix(_ storeID: Data) -> String {
-        "dbcrypt store " + storeID.map { String(format: "%02x", $0) }.joined() + ": "
+        let digits = Array("0123456789abcdef".utf8)
+        let hex = storeID.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }
+        return "dbcrypt store " + String(decoding: hex, as: UTF8.self) + ": "
     }
     static func nameKeyContext(_ storeID: Data) -> String { prefix(storeID) + "name key" }
     static func dataKeyContext(_ storeID: Data, _ id: UInt32) -> String { prefix(storeID) + "data key \(id)" }
 
-    func entryContext(_ name: String) -> String { Self.prefix(storeID) + "entry " + name }
-    private var nameContext: Data { Data((Self.prefix(storeID) + "names").utf8) }
+    func entryContext(_ name: String) -> String { entryPrefix + name }
 
     /// The KEK of `credential`; for a passphrase, derived with `kdf` and `salt`.
     static func keyEncryptionKey(_ credential: StoreCredential, kdf: KeyDerivation?, salt: Data?) throws -> SealingKey {

@@ -1,0 +1,2 @@
+// LevelDB's C API.
+#include <leveldb/c.h>

@@ -1,0 +1,135 @@
+// W8: DBCryptSeal's sealed store against LevelDB + JSON + AES-GCM, side by
+// side in one run, with equal durability: LevelDB's default (unsynced)
+// writes against a pool in WAL mode with synchronous = NORMAL. And the
+// cost of sealing: the same store's access path on a table of unsealed values.
+//
+//   swift build -c release --package-path Benchmarks/SealedStoreComparison
+//   Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --rounds 5
+import DBCrypt
+import DBCryptSeal
+import Foundation
+
+let arguments = CommandLine.arguments
+let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1]) } ?? 5
+let entries = 10_000, gets = 20_000, sets = 2_000, batches = 10, batchSize = 1_000
+let names = (0..<entries).map { "user.\($0).token" }
+var generator = SystemRandomNumberGenerator()
+let values = (0..<entries).map { _ in Data((0..<100).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+let lookups = (0..<gets).map { _ in Int.random(in: 0..<entries) }
+
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-w8-\(getpid())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+/// A pool with the durability of LevelDB's default writes.
+func makePool(_ name: String, key: DatabaseKey?) throws -> DatabasePool {
+    let pool = try DatabasePool(path: path(name), key: key)
+    try pool.writeWithoutTransaction { db in try db.execute("PRAGMA synchronous = NORMAL") }
+    return pool
+}
+
+/// The store's own access path on values that are not sealed: the same
+/// table shape, the same statements, the same transactions.
+struct UnsealedTable {
+    let pool: DatabasePool
+    init(pool: DatabasePool) throws {
+        self.pool = pool
+        try pool.write { db in
+            try db.execute("CREATE TABLE IF NOT EXISTS plain_entry(store TEXT NOT NULL, name BLOB NOT NULL, value BLOB NOT NULL, key_id INTEGER NOT NULL, PRIMARY KEY(store, name)) WITHOUT ROWID")
+        }
+    }
+    func set(_ db: Database, _ value: Data, _ name: String) throws {
+        try db.execute("INSERT OR REPLACE INTO plain_entry(store, name, value, key_id) VALUES (?, ?, ?, ?)", ["default", Data(name.utf8), value, 1])
+    }
+    func get(_ name: String) throws -> Data? {
+        try pool.read { db in try db.fetchScalar(Data.self, "SELECT value FROM plain_entry WHERE store = ? AND name = ?", ["default", Data(name.utf8)]) }
+    }
+}
+
+let baseline = try LevelDBJSONStore(path: path("leveldb"), password: "benchmark password")
+let plainPool = try makePool("plain.db", key: nil)
+let store = try SealedStore(plainPool, credential: .passphrase("benchmark password"))
+let unsealed = try UnsealedTable(pool: plainPool)
+let encryptedPool = try makePool("encrypted.db", key: .passphrase("database passphrase"))
+let encryptedStore = try SealedStore(encryptedPool, credential: .passphrase("benchmark password"))
+for i in 0..<entries {
+    try baseline.set(values[i], for: names[i])
+}
+for target in [store, encryptedStore] {
+    try target.batch { batch in for i in 0..<entries { try batch.set(values[i], for: names[i]) } }
+}
+try plainPool.write { db in for i in 0..<entries { try unsealed.set(db, values[i], names[i]) } }
+
+if arguments.contains("--parts") {
+    try timeParts(pool: plainPool)
+    exit(0)
+}
+
+print("W8 sealed key-value store, \(entries) entries of 100 bytes, \(rounds) rounds (wall clock, operations per second)")
+var results: [String: Samples] = [:]
+@MainActor func measure(_ label: String, operations: Int, _ body: () throws -> Void) rethrows {
+    results[label, default: Samples()].add(Double(operations) / (try seconds(body)))
+}
+for round in 0..<rounds {
+    try measure("get: LevelDB + JSON", operations: gets) { for i in lookups { _ = try baseline.get(names[i]) } }
+    try measure("get: sealed store", operations: gets) { for i in lookups { _ = try store.get(names[i]) } }
+    try measure("get: sealed store, encrypted file", operations: gets) { for i in lookups { _ = try encryptedStore.get(names[i]) } }
+    try measure("get: unsealed table", operations: gets) { for i in lookups { _ = try unsealed.get(names[i]) } }
+
+    try measure("set: LevelDB + JSON", operations: sets) { for i in 0..<sets { try baseline.set(values[i], for: names[i]) } }
+    try measure("set: sealed store", operations: sets) { for i in 0..<sets { try store.set(values[i], for: names[i]) } }
+    try measure("set: sealed store, encrypted file", operations: sets) { for i in 0..<sets { try encryptedStore.set(values[i], for: names[i]) } }
+    try measure("set: unsealed table", operations: sets) {
+        for i in 0..<sets { try plainPool.write { db in try unsealed.set(db, values[i], names[i]) } }
+    }
+
+    let batch = { (b: Int) in (0..<batchSize).map { (names[(b * batchSize + $0) % entries], values[$0]) } }
+    try measure("batch of 1,000: LevelDB + JSON", operations: batches * batchSize) {
+        for b in 0..<batches { try baseline.set(batch: batch(b)) }
+    }
+    try measure("batch of 1,000: sealed store", operations: batches * batchSize) {
+        for b in 0..<batches { try store.batch { entries in for (name, value) in batch(b) { try entries.set(value, for: name) } } }
+    }
+    try measure("batch of 1,000: sealed store, encrypted file", operations: batches * batchSize) {
+        for b in 0..<batches { try encryptedStore.batch { entries in for (name, value) in batch(b) { try entries.set(value, for: name) } } }
+    }
+    try measure("batch of 1,000: unsealed table", operations: batches * batchSize) {
+        for b in 0..<batches { try plainPool.write { db in for (name, value) in batch(b) { try unsealed.set(db, value, name) } } }
+    }
+
+    if round < 3 {
+        // Opening with the password: each with its own derivation, then ours with the baseline's.
+        try measure("open: LevelDB + JSON (PBKDF2-SHA256, 100,000 rounds)", operations: 1) {
+            _ = try LevelDBJSONStore(path: path("leveldb-open"), password: "benchmark password")
+        }
+        try measure("open: sealed store (Argon2id, 64 MiB, 3 passes)", operations: 1) {
+            _ = try SealedStore(plainPool, credential: .passphrase("benchmark password"), create: false)
+        }
+        try measure("open: sealed store (PBKDF2-SHA256, 100,000 rounds)", operations: 1) {
+            _ = try SealedStore(plainPool, name: "pbkdf2", credential: .passphrase("benchmark password"),
+                                keyDerivation: .pbkdf2SHA256(iterations: 100_000))
+        }
+    }
+}
+
+@MainActor func line(_ label: String, against reference: String? = nil, inverse: Bool = false) {
+    let sample = results[label]!
+    var text = String(format: "  %-52@ %10.0f /s", label as NSString, sample.median)
+    if let reference, let other = results[reference] {
+        let ratio = inverse ? other.median / sample.median : sample.median / other.median
+        text += String(format: "   %5.2fx %@", ratio, inverse ? "the time of \(reference)" : "of \(reference)")
+    }
+    print(text)
+}
+for operation in ["get", "set", "batch of 1,000"] {
+    line("\(operation): LevelDB + JSON")
+    line("\(operation): sealed store", against: "\(operation): LevelDB + JSON")
+    line("\(operation): sealed store, encrypted file", against: "\(operation): LevelDB + JSON")
+    line("\(operation): unsealed table")
+    line("\(operation): sealed store", against: "\(operation): unsealed table", inverse: true)
+}
+for label in ["open: LevelDB + JSON (PBKDF2-SHA256, 100,000 rounds)", "open: sealed store (Argon2id, 64 MiB, 3 passes)",
+              "open: sealed store (PBKDF2-SHA256, 100,000 rounds)"] {
+    print(String(format: "  %-52@ %10.1f ms", label as NSString, 1000 / results[label]!.median))
+}
