@@ -22,7 +22,8 @@ test: bootstrap
 	swift test --disable-swift-testing
 
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
-## (W1-W4), the crypto providers, and GRDB in a package of its own (W5).
+## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the
+## sealed store against LevelDB + JSON + AES-GCM in another (W8).
 ## Results and what the ratios mean are in BENCHMARKS.md.
 bench:
 	@scripts/bootstrap bench
@@ -35,6 +36,9 @@ bench:
 	.build/release/DBCryptBenchmarks provider --rounds 11
 	swift build -c release --package-path Benchmarks/GRDBComparison
 	Benchmarks/GRDBComparison/.build/release/GRDBComparison --rounds 11
+	swift build -c release --package-path Benchmarks/SealedStoreComparison
+	Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --parts
+	Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --rounds 5
 
 ## profile: instruction counts of W1 and W2 under callgrind, DBCrypt against
 ## the raw C API: repeatable where timings are not.

@@ -68,7 +68,10 @@ if arguments.contains("--parts") {
 
 print("W8 sealed key-value store, \(entries) entries of 100 bytes, \(rounds) rounds (wall clock, operations per second)")
 var results: [String: Samples] = [:]
+/// `--only TEXT`: run only the workloads whose label contains it (for a profiler).
+let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 @MainActor func measure(_ label: String, operations: Int, _ body: () throws -> Void) rethrows {
+    if let only, !label.contains(only) { return }
     results[label, default: Samples()].add(Double(operations) / (try seconds(body)))
 }
 for round in 0..<rounds {
@@ -114,7 +117,7 @@ for round in 0..<rounds {
 }
 
 @MainActor func line(_ label: String, against reference: String? = nil, inverse: Bool = false) {
-    let sample = results[label]!
+    guard let sample = results[label] else { return }
     var text = String(format: "  %-52@ %10.0f /s", label as NSString, sample.median)
     if let reference, let other = results[reference] {
         let ratio = inverse ? other.median / sample.median : sample.median / other.median
@@ -131,5 +134,6 @@ for operation in ["get", "set", "batch of 1,000"] {
 }
 for label in ["open: LevelDB + JSON (PBKDF2-SHA256, 100,000 rounds)", "open: sealed store (Argon2id, 64 MiB, 3 passes)",
               "open: sealed store (PBKDF2-SHA256, 100,000 rounds)"] {
-    print(String(format: "  %-52@ %10.1f ms", label as NSString, 1000 / results[label]!.median))
+    guard let sample = results[label] else { continue }
+    print(String(format: "  %-52@ %10.1f ms", label as NSString, 1000 / sample.median))
 }
