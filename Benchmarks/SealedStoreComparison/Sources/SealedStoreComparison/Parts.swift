@@ -5,7 +5,7 @@ import DBCryptSeal
 import Foundation
 
 /// `--parts`: what one operation of the store is made of, each timed alone.
-func timeParts(pool: DatabasePool) throws {
+func timeParts(pool: DatabasePool, store: SealedStore) throws {
     let n = 100_000
     let key = SymmetricKey(size: .bits256)
     let sealingKey = SealingKey.random()
@@ -22,6 +22,24 @@ func timeParts(pool: DatabasePool) throws {
     try perOp("SealingKey.open, 100 bytes") { _ = try sealingKey.open(sealed, context: "c") }
     try perOp("pool.read { SELECT 1 }", 20_000) { _ = try pool.read { db in try db.fetchScalar(Int.self, "SELECT 1") } }
     try perOp("pool.write { }", 20_000) { try pool.write { _ in } }
+    try pool.write { db in
+        try db.execute("CREATE TABLE IF NOT EXISTS shaped(store TEXT NOT NULL, name BLOB NOT NULL, value BLOB NOT NULL, key_id INTEGER NOT NULL, PRIMARY KEY(store, name)) WITHOUT ROWID; CREATE INDEX IF NOT EXISTS shaped_key ON shaped(store, key_id)")
+    }
+    let shapedNames = (0..<1000).map { _ in Data((0..<31).map { _ in UInt8.random(in: 0...255) }) }
+    let shapedValue = Data(count: 133)
+    var round = 0
+    try perOp("INSERT OR REPLACE rows of the store's shape, 1,000 per write", 20) {
+        round += 1
+        try pool.write { db in for name in shapedNames {
+            try db.execute("INSERT OR REPLACE INTO shaped(store, name, value, key_id) VALUES (?, ?, ?, ?)", ["default", name, shapedValue, Int64(round)])
+        } }
+    }
+    try perOp("store.batch, 1,000 sets per write", 20) {
+        try store.batch { entries in for i in 0..<1000 { try entries.set(value, for: "user.\(i).token") } }
+    }
+    try perOp("store.batch, 1,000 gets per read (entries(in:))", 20) {
+        try pool.read { db in for i in 0..<1000 { _ = try store.entries(in: db).get("user.\(i).token") } }
+    }
     try pool.read { db in try perOp("SELECT current_key, in a read", 20_000) {
         _ = try db.fetchScalar(Int64.self, "SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?", ["default"])
     } }

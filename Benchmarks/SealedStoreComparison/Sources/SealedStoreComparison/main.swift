@@ -62,7 +62,7 @@ for target in [store, encryptedStore] {
 try plainPool.write { db in for i in 0..<entries { try unsealed.set(db, values[i], names[i]) } }
 
 if arguments.contains("--parts") {
-    try timeParts(pool: plainPool)
+    try timeParts(pool: plainPool, store: store)
     exit(0)
 }
 
