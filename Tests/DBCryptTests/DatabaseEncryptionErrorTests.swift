@@ -31,7 +31,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
         for name in try EncryptionFixture.files(in: dir) {
             let url = dir.appendingPathComponent(name)
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory))
             result[name] = isDirectory.boolValue ? Data() : try Data(contentsOf: url)
         }
         return result
@@ -119,7 +119,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
         let live = ".plain.db.dbcrypt-\(getppid())-777"
         let foreign = ["plain.db.dbcrypt-1-1", ".plain.db.backup", ".other.db.dbcrypt-\(deadPID)-1"]
         for name in [abandoned, abandoned + "-journal", live] + foreign {
-            FileManager.default.createFile(atPath: dir.appendingPathComponent(name).path, contents: Data("x".utf8))
+            XCTAssertTrue(FileManager.default.createFile(atPath: dir.appendingPathComponent(name).path, contents: Data("x".utf8)))
         }
         try DatabaseEncryption.migrateInPlace(plain, key: key)
         let left = try EncryptionFixture.files(in: dir)
