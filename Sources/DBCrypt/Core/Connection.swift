@@ -63,7 +63,15 @@ final class Connection {
         guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: sql) }
     }
 
-    /// Runs fixed internal SQL (one statement, no arguments) through a
+    /// Finalizes the kept internal statements: after an ATTACH, a kept
+    /// `BEGIN IMMEDIATE` would not lock the new database.
+    func forgetInternalStatements() {
+        for statement in internalStatements.values { sqlite3_finalize(statement) }
+        internalStatements.removeAll()
+    }
+
+    /// Runs fixed internal SQL (one statement, no arguments; never a pragma,
+    /// which SQLite evaluates when it prepares it) through a
     /// statement prepared on first use and kept; returns the first column of
     /// its first row as an integer, or nil when it returns no row.
     @discardableResult

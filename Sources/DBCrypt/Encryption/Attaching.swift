@@ -24,6 +24,7 @@ extension Connection {
     ///
     /// - throws: what `step` throws with the last settings tried.
     func runAttach(_ step: () throws -> Void) throws {
+        defer { forgetInternalStatements() }
         let before = try attachedSchemas()
         do {
             try attaching(attachSettings, step)
