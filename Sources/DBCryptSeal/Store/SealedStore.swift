@@ -55,8 +55,8 @@ public final class SealedStore: @unchecked Sendable {
         guard create else { throw SealError.noSuchStore(name: name) }
         try keyDerivation.validate()
         // Derived outside the write transaction: it takes a while.
-        let storeID = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
-        let salt: Data? = if case .passphrase = credential { Data((0..<16).map { _ in UInt8.random(in: 0...255) }) } else { nil }
+        let storeID = StoreSchema.random16()
+        let salt: Data? = if case .passphrase = credential { StoreSchema.random16() } else { nil }
         let kdf: KeyDerivation? = salt == nil ? nil : keyDerivation
         let kek = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
         let opened: StoreKeys = try writer.write { db in
@@ -67,7 +67,7 @@ public final class SealedStore: @unchecked Sendable {
             }
             let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
             let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
-            let kdfText = try kdf.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            let kdfText = try StoreSchema.kdfText(kdf)
             try db.execute("""
                 INSERT INTO dbcrypt_sealed_store(name, format, store_id, kdf, salt, name_key, current_key)
                 VALUES (?, ?, ?, ?, ?, ?, 1)

@@ -17,14 +17,14 @@ extension SealedStore {
         var kdf: KeyDerivation?, salt: Data?
         if case .passphrase = credential {
             kdf = keyDerivation ?? current.kdf ?? .argon2idDefault
-            salt = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+            salt = StoreSchema.random16()
         }
         let newKEK = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
         let changed: StoreKeys = try writer.write { db in
             let keys = try self.reloadKeys(db)
             let storeID = keys.storeID
             let wrappedNameKey = try keys.nameKey.withUnsafeBytes { try newKEK.seal($0, context: StoreKeys.nameKeyContext(storeID)) }
-            let kdfText = try kdf.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            let kdfText = try StoreSchema.kdfText(kdf)
             try db.execute("UPDATE dbcrypt_sealed_store SET kdf = ?, salt = ?, name_key = ? WHERE name = ?",
                            [kdfText, salt, wrappedNameKey, self.name])
             for id in keys.dataKeys.ids {

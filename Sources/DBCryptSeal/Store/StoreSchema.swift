@@ -45,6 +45,17 @@ enum StoreSchema {
         var currentKey: UInt32
     }
 
+    /// 16 random bytes: a new store's id, a new salt.
+    static func random16() -> Data {
+        Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+    }
+
+    /// The `kdf` column's text for `kdf` (nil for a store opened with a key),
+    /// as ``header(_:store:)`` reads it back.
+    static func kdfText(_ kdf: KeyDerivation?) throws -> String? {
+        try kdf.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+    }
+
     /// Whether the store tables exist.
     static func exists(_ db: Database) throws -> Bool {
         try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'dbcrypt_sealed_store'") == 1
