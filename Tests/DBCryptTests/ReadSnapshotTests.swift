@@ -14,4 +14,15 @@ final class ReadSnapshotTests: XCTestCase {
         }
         XCTAssertEqual(try queue.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 3)
     }
+
+    /// A pool's readers are opened read-only and skip the pragma: they still refuse.
+    func testEveryPoolReadRefusesWrites() throws {
+        let pool = try DatabasePool(path: try makeTemporaryDirectory(self).appendingPathComponent("p.db").path)
+        try pool.write { db in try db.execute("CREATE TABLE t(x)") }
+        for _ in 0..<3 {
+            XCTAssertThrowsError(try pool.read { db in try db.execute("INSERT INTO t VALUES (1)") })
+            try pool.write { db in try db.execute("INSERT INTO t VALUES (2)") }
+        }
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 3)
+    }
 }

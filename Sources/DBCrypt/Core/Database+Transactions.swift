@@ -105,9 +105,11 @@ extension Database {
     /// in it sees the same state of the database. Writing is refused
     /// (`PRAGMA query_only`) for the duration; the setting is then put back.
     func inReadSnapshot<T>(_ body: (Database) throws -> T) throws -> T {
-        // Not through runPrepared: SQLite reads and sets this flag when it
-        // prepares the pragma, so a kept statement would do nothing.
-        let wasQueryOnly = try connection.firstValue("PRAGMA query_only") == .integer(1)
+        // A connection opened read-only (a pool's reader) cannot write anyway.
+        // Otherwise not through runPrepared: SQLite reads and sets this flag
+        // when it prepares the pragma, so a kept statement would do nothing.
+        let wasQueryOnly = try sqlite3_db_readonly(connection.open(), "main") == 1
+            || connection.firstValue("PRAGMA query_only") == .integer(1)
         if !wasQueryOnly { try connection.run("PRAGMA query_only = 1") }
         defer { if !wasQueryOnly { try? connection.run("PRAGMA query_only = 0") } }
         return try inTransaction(.deferred) { db in
