@@ -26,6 +26,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto")]
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
+        // AES-256-GCM and AES-SIV with keys scheduled once, and nonces, on OpenSSL's libcrypto.
+        .target(name: "CSealCipher", linkerSettings: [.linkedLibrary("crypto")]),
         // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"]), .brew(["argon2"])]),
         // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.
@@ -33,6 +35,7 @@ let package = Package(
             name: "DBCryptSeal",
             dependencies: [
                 "DBCrypt",
+                "CSealCipher",
                 "CArgon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -54,7 +57,10 @@ let package = Package(
         // Temporary directories and the peers both test targets run.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper", "TestSupport"]),
-        .testTarget(name: "DBCryptSealTests", dependencies: ["DBCryptSeal", "DBCryptTestHelper", "TestSupport"]),
+        .testTarget(
+            name: "DBCryptSealTests",
+            dependencies: ["DBCryptSeal", "CSealCipher", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],

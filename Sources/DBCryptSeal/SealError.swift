@@ -36,6 +36,9 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A `Codable` value could not be encoded before sealing, or decoded
     /// after opening.
     case coding(reason: String)
+    /// The system's cryptography failed: no random bytes, or OpenSSL out
+    /// of memory. Nothing was sealed or opened; try again.
+    case systemFailure(reason: String)
 
     public var description: String {
         switch self {
@@ -65,6 +68,8 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             "the sealed store is damaged: \(reason)"
         case .coding(let reason):
             "the value could not be encoded or decoded: \(reason)"
+        case .systemFailure(let reason):
+            "the system's cryptography failed: \(reason); nothing was sealed or opened, try again"
         }
     }
 }

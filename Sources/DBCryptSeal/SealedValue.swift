@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The binary form of a sealed value, version 1:
@@ -17,12 +16,10 @@ enum SealedFormat {
     static let tagCount = 16
     static let overhead = headerCount + nonceCount + tagCount
 
-    static func header(keyID: UInt32) -> [UInt8] {
-        [version1, UInt8(keyID >> 24), UInt8(keyID >> 16 & 0xFF), UInt8(keyID >> 8 & 0xFF), UInt8(keyID & 0xFF)]
-    }
-
-    static func additionalData(header: some Collection<UInt8>, context: String) -> [UInt8] {
-        Array(header) + Array(context.utf8)
+    /// Writes the version byte and the key id at the start of `sealed`.
+    static func writeHeader(keyID: UInt32, into sealed: UnsafeMutableRawBufferPointer) {
+        sealed[0] = version1
+        for index in 1..<headerCount { sealed[index] = UInt8(truncatingIfNeeded: keyID >> (8 * (headerCount - 1 - index))) }
     }
 
     /// The key id of a sealed value, once its version and length are checked.
@@ -46,20 +43,29 @@ extension SealingKey {
     ///
     /// The nonce is drawn by this call and cannot be given, so two seals
     /// never share one. Random 96-bit nonces stay safe for about 2^32 seals
-    /// per key: rotate keys long before (``SealedStore`` does).
+    /// per key: rotate keys long before (``SealedStore/rotateDataKey(progress:)``
+    /// re-seals a store's entries under a new key).
     ///
-    /// - throws: nothing in practice; swift-crypto's errors if its random
-    ///   generator or cipher fail.
+    /// - throws: ``SealError/systemFailure(reason:)`` if the system gives no
+    ///   random bytes or OpenSSL runs out of memory.
     public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
-        let header = SealedFormat.header(keyID: id)
-        let box = try AES.GCM.seal(
-            plaintext, using: symmetricKey, nonce: AES.GCM.Nonce(),
-            authenticating: SealedFormat.additionalData(header: header, context: context))
-        var sealed = Data(capacity: SealedFormat.overhead + plaintext.count)
-        sealed.append(contentsOf: header)
-        sealed.append(contentsOf: box.nonce)
-        sealed.append(box.ciphertext)
-        sealed.append(box.tag)
+        try withContiguousBytes(plaintext) { try seal(bytes: $0, context: context) }
+    }
+
+    func seal(bytes plaintext: UnsafeRawBufferPointer, context: String) throws -> Data {
+        var sealed = Data(count: SealedFormat.overhead + plaintext.count)
+        var context = context
+        try sealed.withUnsafeMutableBytes { out in
+            SealedFormat.writeHeader(keyID: id, into: out)
+            let nonce = out.baseAddress! + SealedFormat.headerCount
+            let body = nonce + SealedFormat.nonceCount
+            try AESGCMKey.randomNonce(nonce)
+            try context.withUTF8 { context in
+                try cipher.seal(
+                    nonce: nonce, ad1: UnsafeRawBufferPointer(rebasing: out[..<SealedFormat.headerCount]),
+                    ad2: UnsafeRawBufferPointer(context), plaintext: plaintext, ciphertext: body, tag: body + plaintext.count)
+            }
+        }
         return sealed
     }
 
@@ -83,9 +89,11 @@ extension SealingKey {
     ///   (sealed under another key id), ``SealError/authenticationFailed``
     ///   (altered, another context, or another key under this id).
     public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
-        let sealedWith = try SealedFormat.keyID(of: sealed)
-        guard sealedWith == id else { throw SealError.wrongKey(sealedWith: sealedWith, given: [id]) }
-        return try openChecked(Data(sealed), context: context)
+        try withContiguousBytes(sealed) { sealed in
+            let sealedWith = try SealedFormat.keyID(of: sealed)
+            guard sealedWith == id else { throw SealError.wrongKey(sealedWith: sealedWith, given: [id]) }
+            return try openChecked(sealed, context: context)
+        }
     }
 
     /// Opens a sealed string; see ``open(_:context:)``.
@@ -105,21 +113,21 @@ extension SealingKey {
     }
 
     /// Opens `sealed`, whose version, length and key id are checked.
-    func openChecked(_ sealed: Data, context: String) throws -> Data {
-        let start = sealed.startIndex
-        let nonceStart = start + SealedFormat.headerCount
-        let bodyStart = nonceStart + SealedFormat.nonceCount
-        let tagStart = sealed.endIndex - SealedFormat.tagCount
-        do {
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: sealed[nonceStart..<bodyStart]),
-                ciphertext: sealed[bodyStart..<tagStart], tag: sealed[tagStart...])
-            return try AES.GCM.open(
-                box, using: symmetricKey,
-                authenticating: SealedFormat.additionalData(header: sealed[start..<nonceStart], context: context))
-        } catch {
-            throw SealError.authenticationFailed
+    func openChecked(_ sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
+        let nonce = sealed.baseAddress! + SealedFormat.headerCount
+        let body = UnsafeRawBufferPointer(start: nonce + SealedFormat.nonceCount, count: sealed.count - SealedFormat.overhead)
+        var plaintext = Data(count: body.count)
+        var context = context
+        let authentic = try plaintext.withUnsafeMutableBytes { out in
+            try context.withUTF8 { context in
+                try cipher.open(
+                    nonce: nonce, ad1: UnsafeRawBufferPointer(rebasing: sealed[..<SealedFormat.headerCount]),
+                    ad2: UnsafeRawBufferPointer(context), ciphertext: body, tag: body.baseAddress! + body.count,
+                    plaintext: out)
+            }
         }
+        guard authentic else { throw SealError.authenticationFailed }
+        return plaintext
     }
 
     static func encode<Value: Encodable>(_ value: Value) throws -> Data {
@@ -179,9 +187,11 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
     /// - throws: as ``SealingKey/open(_:context:)``; ``SealError/wrongKey(sealedWith:given:)``
     ///   when no key of the ring has its id.
     public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
-        let sealedWith = try SealedFormat.keyID(of: sealed)
-        guard let key = byID[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
-        return try key.openChecked(Data(sealed), context: context)
+        try withContiguousBytes(sealed) { sealed in
+            let sealedWith = try SealedFormat.keyID(of: sealed)
+            guard let key = byID[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
+            return try key.openChecked(sealed, context: context)
+        }
     }
 
     /// The ids only.

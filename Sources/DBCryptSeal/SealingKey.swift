@@ -6,7 +6,9 @@ import Foundation
 /// sealed values carry to say which key sealed them.
 ///
 /// Its bytes live in swift-crypto's `SymmetricKey`, which zeroes them when
-/// the last copy is released; its description prints only the id.
+/// the last copy is released, and in an OpenSSL AES-GCM context scheduled
+/// once (OpenSSL wipes it when it is freed); its description prints only
+/// the id.
 ///
 /// ```swift
 /// let key = SealingKey.random()
@@ -15,6 +17,8 @@ import Foundation
 /// ```
 public struct SealingKey: Sendable, CustomStringConvertible {
     let symmetricKey: SymmetricKey
+    /// The same key, scheduled once for sealing and opening.
+    let cipher: AESGCMKey
 
     /// The id sealed values carry. By default the key's fingerprint: the
     /// first 4 bytes of HMAC-SHA256(key, "DBCryptSeal key id"), which tells
@@ -32,6 +36,7 @@ public struct SealingKey: Sendable, CustomStringConvertible {
 
     init(_ key: SymmetricKey, id: UInt32?) {
         symmetricKey = key
+        cipher = key.withUnsafeBytes { AESGCMKey($0) }
         self.id = id ?? Self.fingerprint(of: key)
     }
 

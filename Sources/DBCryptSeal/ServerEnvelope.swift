@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The envelope servers exchange with their clients: AES-256-GCM with a
@@ -40,15 +39,22 @@ public struct ServerEnvelope: Sendable {
 
     /// Seals `plaintext` with a fresh random IV; returns Base64 of IV ‖ tag ‖ ciphertext.
     ///
-    /// - throws: nothing in practice; swift-crypto's errors if its random
-    ///   generator or cipher fail.
+    /// - throws: ``SealError/systemFailure(reason:)`` if the system gives no
+    ///   random bytes or OpenSSL runs out of memory.
     public func seal(_ plaintext: some DataProtocol) throws -> String {
-        let box = try AES.GCM.seal(plaintext, using: key.symmetricKey, nonce: AES.GCM.Nonce(), authenticating: additionalData)
-        var bytes = Data(capacity: Self.ivCount + Self.tagCount + plaintext.count)
-        bytes.append(contentsOf: box.nonce)
-        bytes.append(box.tag)
-        bytes.append(box.ciphertext)
-        return bytes.base64EncodedString()
+        try withContiguousBytes(plaintext) { plaintext in
+            var bytes = Data(count: Self.ivCount + Self.tagCount + plaintext.count)
+            try bytes.withUnsafeMutableBytes { out in
+                let iv = out.baseAddress!, tag = iv + Self.ivCount
+                try AESGCMKey.randomNonce(iv)
+                try additionalData.withUnsafeBytes { ad in
+                    try key.cipher.seal(
+                        nonce: iv, ad1: ad, ad2: UnsafeRawBufferPointer(start: nil, count: 0),
+                        plaintext: plaintext, ciphertext: tag + Self.tagCount, tag: tag)
+                }
+            }
+            return bytes.base64EncodedString()
+        }
     }
 
     /// Seals the UTF-8 bytes of `text`; see ``seal(_:)-(some DataProtocol)``.
@@ -67,15 +73,19 @@ public struct ServerEnvelope: Sendable {
             throw SealError.notBase64
         }
         guard bytes.count >= Self.ivCount + Self.tagCount else { throw SealError.truncated(byteCount: bytes.count) }
-        let tagStart = bytes.startIndex + Self.ivCount, bodyStart = tagStart + Self.tagCount
-        do {
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: bytes[bytes.startIndex..<tagStart]),
-                ciphertext: bytes[bodyStart...], tag: bytes[tagStart..<bodyStart])
-            return try AES.GCM.open(box, using: key.symmetricKey, authenticating: additionalData)
-        } catch {
-            throw SealError.authenticationFailed
+        var plaintext = Data(count: bytes.count - Self.ivCount - Self.tagCount)
+        let authentic = try bytes.withUnsafeBytes { envelope in
+            try plaintext.withUnsafeMutableBytes { out in
+                try additionalData.withUnsafeBytes { ad in
+                    let iv = envelope.baseAddress!, tag = iv + Self.ivCount
+                    return try key.cipher.open(
+                        nonce: iv, ad1: ad, ad2: UnsafeRawBufferPointer(start: nil, count: 0),
+                        ciphertext: UnsafeRawBufferPointer(start: tag + Self.tagCount, count: out.count), tag: tag, plaintext: out)
+                }
+            }
         }
+        guard authentic else { throw SealError.authenticationFailed }
+        return plaintext
     }
 
     /// Opens an envelope of UTF-8 text; see ``open(_:)``.

@@ -96,6 +96,24 @@ final class SealedStoreTests: XCTestCase {
         }
     }
 
+    /// A sealed name moved onto another row does not list: it is bound to
+    /// its row's lookup tag.
+    func testANameMovedToAnotherRowIsDamage() throws {
+        let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
+        let store = try makeStore(queue)
+        try store.set("one", for: "first")
+        try store.set("two", for: "second")
+        XCTAssertEqual(try store.keys(), ["first", "second"])
+        try queue.write { db in
+            let first = try db.fetchScalar(Data.self, "SELECT name FROM dbcrypt_sealed_entry WHERE tag = ?", [try store.keys.tag("first")])
+            try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [first, try store.keys.tag("second")])
+        }
+        XCTAssertThrowsError(try store.keys()) {
+            guard case .storeDamaged = $0 as? SealError else { return XCTFail("\($0)") }
+        }
+        XCTAssertEqual(try store.getString("second"), "two", "the value is still found by its name")
+    }
+
     /// A value moved onto another key, into another store of the same
     /// database, or into the same store name of another file, does not open.
     func testAValueMovedElsewhereDoesNotOpen() throws {
@@ -106,8 +124,8 @@ final class SealedStoreTests: XCTestCase {
         try other.set("three", for: "first")
         try queue.write { db in
             let value = { (storeName: String, key: String) throws -> Data in
-                let name = try (storeName == "default" ? store : other).keys.sealName(key)
-                return try db.fetchScalar(Data.self, "SELECT value FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [storeName, name])!
+                let tag = try (storeName == "default" ? store : other).keys.tag(key)
+                return try db.fetchScalar(Data.self, "SELECT value FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?", [storeName, tag])!
             }
             // "second"'s value put on "first"; "default"'s "first" put into "other".
             let first = try value("default", "first"), second = try value("default", "second")
@@ -195,7 +213,7 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertEqual(try store.entriesUnderOlderKeys(), count - SealedStore.rotationBatch)
         for i in stride(from: 0, to: count, by: 37) { XCTAssertEqual(try other.getString("k\(i)"), "value \(i)") }
         let k0KeyID = { try pool.read { db in
-            try db.fetchScalar(Int.self, "SELECT key_id FROM dbcrypt_sealed_entry WHERE name = ?", [try store.keys.sealName("k0")])
+            try SealedFormat.keyID(of: db.fetchScalar(Data.self, "SELECT value FROM dbcrypt_sealed_entry WHERE tag = ?", [try store.keys.tag("k0")])!)
         } }
         let k0WasResealed = try k0KeyID() == 2
         try other.set("set by the other object", for: "k0")
@@ -206,8 +224,8 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertEqual(rest, count - SealedStore.rotationBatch - (k0WasResealed ? 0 : 1))
         try store.finishRotation(progress: { reports.append($0) })
         XCTAssertEqual(try store.entriesUnderOlderKeys(), 0)
-        let keyIDs = try pool.read { db in try db.fetchAll(Int.self, "SELECT DISTINCT key_id FROM dbcrypt_sealed_entry") }
-        XCTAssertEqual(keyIDs, [2])
+        let keyIDs = try pool.read { db in try db.fetchAll(Data.self, "SELECT value FROM dbcrypt_sealed_entry") }
+        XCTAssertEqual(Set(try keyIDs.map { try SealedFormat.keyID(of: $0) }), [2])
         XCTAssertEqual(try pool.read { db in try db.fetchAll(Int.self, "SELECT id FROM dbcrypt_sealed_key") }, [2], "the old key is kept")
         XCTAssertEqual(reports.last, ExportProgress(completed: rest, total: rest))
         for i in 1..<count { XCTAssertEqual(try other.getString("k\(i)"), "value \(i)") }

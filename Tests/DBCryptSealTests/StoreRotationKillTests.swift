@@ -43,13 +43,11 @@ final class StoreRotationKillTests: XCTestCase {
                 try (0..<count).map { try store.entries(in: db).getString("k\($0)") }
             }
             XCTAssertEqual(values, (0..<count).map { "value \($0)" }, "killed \(point): an entry is lost or does not open")
-            let missingKeys = try queue.read { db in
-                try db.fetchScalar(Int.self, """
-                    SELECT count(*) FROM (SELECT DISTINCT key_id FROM dbcrypt_sealed_entry)
-                    WHERE key_id NOT IN (SELECT id FROM dbcrypt_sealed_key)
-                    """)
+            let (used, kept) = try queue.read { db in
+                (Set(try db.fetchAll(Data.self, "SELECT value FROM dbcrypt_sealed_entry").map { try SealedFormat.keyID(of: $0) }),
+                 Set(try db.fetchAll(Int.self, "SELECT id FROM dbcrypt_sealed_key").map(UInt32.init)))
             }
-            XCTAssertEqual(missingKeys, 0, "killed \(point): an entry names a key the store no longer has")
+            XCTAssertTrue(used.isSubset(of: kept), "killed \(point): an entry names a key the store no longer has")
             if try store.entriesUnderOlderKeys() > 0 { midRotation += 1 }
             try queue.close()
         }

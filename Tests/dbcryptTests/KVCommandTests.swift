@@ -42,9 +42,9 @@ final class KVCommandTests: XCTestCase {
         let rotated = try kv(["rotate"])
         XCTAssertEqual(rotated.status, 0, rotated.stderr)
         XCTAssertTrue(rotated.stdout.contains("3 entries"), rotated.stdout)
-        let keyIDs = try dbcrypt(["sql", "app.db", "--key-env", "KEY", "SELECT DISTINCT key_id FROM dbcrypt_sealed_entry"],
+        let keyIDs = try dbcrypt(["sql", "app.db", "--key-env", "KEY", "SELECT DISTINCT hex(substr(value, 2, 4)) FROM dbcrypt_sealed_entry"],
                                  environment: environment, in: work)
-        XCTAssertTrue(keyIDs.stdout.hasSuffix("2\n"), keyIDs.stdout)
+        XCTAssertTrue(keyIDs.stdout.hasSuffix("\n00000002\n"), keyIDs.stdout)
 
         let passwd = try dbcrypt(["kv", "app.db", "passwd", "--key-env", "KEY", "--store-key-env", "STORE", "--new-store-key-env", "NEW_STORE"],
                                  environment: environment, in: work)

@@ -251,7 +251,16 @@ public final class Database {
     /// The statement for `sql`: the cached one when it is there and not being
     /// stepped by a cursor, else a new one, which the cache keeps once the
     /// same SQL has been seen twice (see ``Options/statementCacheCapacity``).
-    func cachedStatement(_ sql: String) throws -> Statement {
+    /// With ``Statement/execute(values:)`` and ``Statement/query(values:)``,
+    /// the fast path for SQL run many times with no argument array per call:
+    ///
+    /// ```swift
+    /// try db.cachedStatement("UPDATE note SET title = ? WHERE id = ?").execute(values: title, id)
+    /// ```
+    /// Use it at once: the cache may hand the same statement to the next caller.
+    ///
+    /// - throws: see ``makeStatement(_:)``.
+    public func cachedStatement(_ sql: String) throws -> Statement {
         if let statement = try reusableCachedStatement(sql) { return statement }
         let statement = try makeStatement(sql)
         if !isRecordingTablesRead { statementCache.offer(statement, for: sql) }

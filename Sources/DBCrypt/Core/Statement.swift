@@ -171,8 +171,38 @@ public final class Statement {
     ///   arguments do not match the parameters.
     public func query(_ arguments: StatementArguments = StatementArguments()) throws -> RowCursor {
         try bind(arguments)
+        // An ATTACH returns no rows; it runs here, with its cipher settings.
+        return try cursorOverBoundValues()
+    }
+
+    /// Binds `values` to the statement's `?` parameters in order and returns
+    /// a cursor over the rows, with no argument array built per call (see
+    /// ``execute(values:)``).
+    ///
+    /// ```swift
+    /// let title = try db.cachedStatement("SELECT title FROM note WHERE id = ?").query(values: 42).next()?[0] as String?
+    /// ```
+    /// - throws: ``DatabaseError/invalidArguments(reason:sql:)`` when the count
+    ///   differs from the parameters', or a value cannot be bound.
+    @inlinable
+    public func query<each Value: DatabaseValueConvertible>(values: repeat each Value) throws -> RowCursor {
+        try prepareToBind(count: countValues(repeat each values))
+        var index: Int32 = 0
+        do {
+            for value in repeat each values {
+                index += 1
+                let code = try value.bind(to: handle, at: index)
+                if code != SQLITE_OK { throw bindingError(code) }
+            }
+        } catch let error as DatabaseError {
+            throw error.inStatement(sql)
+        }
+        return try cursorOverBoundValues()
+    }
+
+    /// A cursor over the rows, with the values already bound (an ATTACH runs now).
+    @usableFromInline func cursorOverBoundValues() throws -> RowCursor {
         guard !isAttach else {
-            // An ATTACH returns no rows; it runs here, with its cipher settings.
             try executeWithCurrentBindings()
             return RowCursor(statement: self, finished: true)
         }

@@ -228,24 +228,33 @@ public final class SealedStore: @unchecked Sendable {
 extension SealedStore {
     /// A store's entries through one `Database`, inside its transaction.
     /// Made by ``SealedStore/entries(in:)`` and ``SealedStore/batch(_:)``;
-    /// used on that connection's thread only.
+    /// used on that connection's thread only, within the transaction it was
+    /// made in.
     public struct Entries {
         let store: SealedStore
         let db: Database
+        /// The keys checked against the store's current data key in this
+        /// transaction, after the first write.
+        private let checked = CheckedKeys()
+
+        init(store: SealedStore, db: Database) {
+            self.store = store
+            self.db = db
+        }
 
         /// The value of `key`, or nil; see ``SealedStore/get(_:)``.
         public func get(_ key: String) throws -> Data? {
-            var keys = store.keys
-            guard let row = try db.fetchOne(
-                "SELECT value FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [store.name, try keys.sealName(key)])
-            else { return nil }
+            let keys = store.keys
+            let cursor = try db.cachedStatement("SELECT value FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?")
+                .query(values: store.name, try keys.tag(key))
+            guard let row = try cursor.next() else { return nil }
             let sealed: Data = try row[0]
             do {
                 return try keys.dataKeys.open(sealed, context: keys.entryContext(key))
             } catch SealError.wrongKey {
                 // Sealed under a key another connection added since: read the keys again.
-                keys = try store.reloadKeys(db)
-                return try keys.dataKeys.open(sealed, context: keys.entryContext(key))
+                let reloaded = try store.reloadKeys(db)
+                return try reloaded.dataKeys.open(sealed, context: reloaded.entryContext(key))
             }
         }
 
@@ -263,30 +272,33 @@ extension SealedStore {
 
         /// Whether `key` has a value.
         public func contains(_ key: String) throws -> Bool {
-            try db.fetchOne(
-                "SELECT 1 FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [store.name, try store.keys.sealName(key)]) != nil
+            try db.cachedStatement("SELECT 1 FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?")
+                .query(values: store.name, try store.keys.tag(key)).next() != nil
         }
 
         /// Every key starting with `prefix`, sorted; see ``SealedStore/keys(withPrefix:)``.
         public func keys(withPrefix prefix: String = "") throws -> [String] {
             let keys = store.keys
-            return try db.fetchAll(Data.self, "SELECT name FROM dbcrypt_sealed_entry WHERE store = ?", [store.name])
-                .map { try keys.openName($0) }
-                .filter { $0.hasPrefix(prefix) }
-                .sorted()
+            let cursor = try db.cachedStatement("SELECT tag, name FROM dbcrypt_sealed_entry WHERE store = ?").query(values: store.name)
+            var names: [String] = []
+            while let row = try cursor.next() {
+                let name = try keys.openName(try row[1], tag: try row[0])
+                if name.hasPrefix(prefix) { names.append(name) }
+            }
+            return names.sorted()
         }
 
         /// Stores `value` for `key`; see ``SealedStore/set(_:for:)-(some DataProtocol & Sendable,_)``.
         public func set(_ value: some DataProtocol, for key: String) throws {
-            var keys = store.keys
-            // Another connection may have rotated the data key (and retired
-            // this one): seal with the store's current key, as it is now.
-            let current = try db.fetchScalar(Int64.self, "SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?", [store.name])
-            if current != Int64(keys.dataKeys.current.id) { keys = try store.reloadKeys(db) }
+            let keys = try keysForWriting()
+            let tag = try keys.tag(key)
             let sealed = try keys.dataKeys.seal(value, context: keys.entryContext(key))
-            try db.execute(
-                "INSERT OR REPLACE INTO dbcrypt_sealed_entry(store, name, value, key_id) VALUES (?, ?, ?, ?)",
-                [store.name, try keys.sealName(key), sealed, Int64(keys.dataKeys.current.id)])
+            try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ? WHERE store = ? AND tag = ?")
+                .execute(values: sealed, store.name, tag)
+            if db.changes == 0 {
+                try db.cachedStatement("INSERT INTO dbcrypt_sealed_entry(store, tag, name, value) VALUES (?, ?, ?, ?)")
+                    .execute(values: store.name, tag, try keys.sealName(key, tag: tag), sealed)
+            }
         }
 
         /// Stores the UTF-8 bytes of `value`.
@@ -302,8 +314,27 @@ extension SealedStore {
         /// Removes the value of `key`; returns whether there was one.
         @discardableResult
         public func remove(_ key: String) throws -> Bool {
-            try db.execute("DELETE FROM dbcrypt_sealed_entry WHERE store = ? AND name = ?", [store.name, try store.keys.sealName(key)])
+            try db.cachedStatement("DELETE FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?")
+                .execute(values: store.name, try store.keys.tag(key))
             return db.changes > 0
         }
+
+        /// The keys to seal with: another connection may have rotated the
+        /// data key (and retired this one), so the store's current key is
+        /// read once per transaction, before the first write.
+        private func keysForWriting() throws -> StoreKeys {
+            if let keys = checked.keys, db.isInsideTransaction { return keys }
+            var keys = store.keys
+            let current = try db.cachedStatement("SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?")
+                .query(values: store.name).next()?[0] as Int64?
+            if current != Int64(keys.dataKeys.current.id) { keys = try store.reloadKeys(db) }
+            if db.isInsideTransaction { checked.keys = keys }
+            return keys
+        }
+    }
+
+    /// The keys an ``Entries`` value checked for writing.
+    final class CheckedKeys {
+        var keys: StoreKeys?
     }
 }

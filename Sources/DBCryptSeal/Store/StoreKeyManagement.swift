@@ -33,7 +33,7 @@ extension SealedStore {
                 }
                 try db.execute("UPDATE dbcrypt_sealed_key SET wrapped = ? WHERE store = ? AND id = ?", [wrapped, self.name, Int64(id)])
             }
-            return StoreKeys(storeID: storeID, kek: newKEK, nameKey: keys.nameKey, dataKeys: keys.dataKeys)
+            return keys.with(kek: newKEK)
         }
         replaceKeys(changed)
     }
@@ -45,10 +45,18 @@ extension SealedStore {
     /// - throws: the ``DatabaseError`` of the read.
     public func entriesUnderOlderKeys() throws -> Int {
         try writer.read { db in
-            let current = try db.fetchScalar(Int64.self, "SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?", [self.name])
+            let current = try db.cachedStatement("SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?")
+                .query(values: self.name).next()?[0] as Int64? ?? 0
+            // The key id is bytes 2-5 of every sealed value (SealedFormat).
             return try db.fetchScalar(
-                Int.self, "SELECT count(*) FROM dbcrypt_sealed_entry WHERE store = ? AND key_id != ?", [self.name, current]) ?? 0
+                Int.self, "SELECT count(*) FROM dbcrypt_sealed_entry WHERE store = ? AND substr(value, 2, 4) != ?",
+                [self.name, Self.keyIDBytes(UInt32(truncatingIfNeeded: current))]) ?? 0
         }
+    }
+
+    /// A key id as the 4 bytes of a sealed value's header.
+    static func keyIDBytes(_ id: UInt32) -> Data {
+        Data((0..<4).map { UInt8(truncatingIfNeeded: id >> (24 - 8 * $0)) })
     }
 
     /// Makes a new data key the current one, then seals every entry again
@@ -63,13 +71,15 @@ extension SealedStore {
     public func rotateDataKey(progress: (@Sendable (ExportProgress) -> Void)? = nil, cancellation: ExportCancellation? = nil) throws {
         let rotated: StoreKeys = try writer.write { db in
             let keys = try self.reloadKeys(db)
-            let id = (keys.dataKeys.ids.max() ?? 0) + 1
+            guard let newest = keys.dataKeys.ids.max(), newest < UInt32.max else {
+                throw SealError.storeDamaged(reason: "store \"\(self.name)\" has used every data key id")
+            }
+            let id = newest + 1
             let (key, wrapped) = try StoreKeys.newWrappedKey(kek: keys.kek, context: StoreKeys.dataKeyContext(keys.storeID, id), id: id)
             try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, ?, ?)", [self.name, Int64(id), wrapped])
             try db.execute("UPDATE dbcrypt_sealed_store SET current_key = ? WHERE name = ?", [Int64(id), self.name])
             let others = keys.dataKeys.ids.compactMap { keys.dataKeys.key($0) }
-            return StoreKeys(storeID: keys.storeID, kek: keys.kek, nameKey: keys.nameKey,
-                             dataKeys: try SealingKeyring(current: key, others: others))
+            return keys.with(dataKeys: try SealingKeyring(current: key, others: others))
         }
         replaceKeys(rotated)
         try finishRotation(progress: progress, cancellation: cancellation)
@@ -81,39 +91,49 @@ extension SealedStore {
     /// old key or its new one, and a later call goes on from there.
     ///
     /// - throws: ``DatabaseError/cancelled``, ``SealError/authenticationFailed``
-    ///   for an entry that was altered (it is left as it is), and the
-    ///   ``DatabaseError`` of the writes.
+    ///   or ``SealError/storeDamaged(reason:)`` for an entry that was altered
+    ///   (it is left as it is), and the ``DatabaseError`` of the writes.
     public func finishRotation(progress: (@Sendable (ExportProgress) -> Void)? = nil, cancellation: ExportCancellation? = nil) throws {
         let total = try entriesUnderOlderKeys()
         var done = 0
         progress?(ExportProgress(completed: 0, total: total))
+        // Through the whole store in the order of its primary key, a batch
+        // per transaction: entries written meanwhile are sealed with the
+        // current key already.
+        var after = Data()
         while true {
             if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
-            let resealed: Int = try writer.write { db in
+            let (resealed, last): (Int, Data?) = try writer.write { db in
                 let keys = try self.reloadKeys(db)
                 let current = keys.dataKeys.current.id
-                let rows = try db.fetchAll(
-                    "SELECT name, value FROM dbcrypt_sealed_entry WHERE store = ? AND key_id != ? LIMIT ?",
-                    [self.name, Int64(current), Self.rotationBatch])
-                for row in rows {
-                    let sealedName: Data = try row[0]
-                    let context = keys.entryContext(try keys.openName(sealedName))
-                    var plaintext = try keys.dataKeys.open(try row[1] as Data, context: context)
+                let cursor = try db.cachedStatement(
+                    "SELECT tag, name, value FROM dbcrypt_sealed_entry WHERE store = ? AND tag > ? ORDER BY tag LIMIT ?")
+                    .query(values: self.name, after, Self.rotationBatch)
+                var rows: [(tag: Data, name: Data, value: Data)] = []
+                while let row = try cursor.next() { rows.append((try row[0], try row[1], try row[2])) }
+                var resealed = 0
+                for row in rows where try SealedFormat.keyID(of: row.value) != current {
+                    let context = keys.entryContext(try keys.openName(row.name, tag: row.tag))
+                    var plaintext = try keys.dataKeys.open(row.value, context: context)
                     defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-                    try db.execute("UPDATE dbcrypt_sealed_entry SET value = ?, key_id = ? WHERE store = ? AND name = ?",
-                                   [try keys.dataKeys.seal(plaintext, context: context), Int64(current), self.name, sealedName])
+                    try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ? WHERE store = ? AND tag = ?")
+                        .execute(values: try keys.dataKeys.seal(plaintext, context: context), self.name, row.tag)
+                    resealed += 1
                 }
                 if rows.count < Self.rotationBatch {
-                    try db.execute("""
-                        DELETE FROM dbcrypt_sealed_key WHERE store = ?1 AND id != ?2
-                        AND id NOT IN (SELECT key_id FROM dbcrypt_sealed_entry WHERE store = ?1)
-                        """, [self.name, Int64(current)])
+                    // The end of the store: forget the keys no entry uses.
+                    let stillUsed = try db.fetchAll(
+                        Data.self, "SELECT DISTINCT substr(value, 2, 4) FROM dbcrypt_sealed_entry WHERE store = ?", [self.name])
+                    for id in keys.dataKeys.ids where id != current && !stillUsed.contains(Self.keyIDBytes(id)) {
+                        try db.execute("DELETE FROM dbcrypt_sealed_key WHERE store = ? AND id = ?", [self.name, Int64(id)])
+                    }
                 }
-                return rows.count
+                return (resealed, rows.count < Self.rotationBatch ? nil : rows.last?.tag)
             }
             done += resealed
             progress?(ExportProgress(completed: min(done, total), total: total))
-            if resealed < Self.rotationBatch { break }
+            guard let last else { break }
+            after = last
         }
         _ = try writer.read { db in try self.reloadKeys(db) }
     }

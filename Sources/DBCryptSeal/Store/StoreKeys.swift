@@ -1,5 +1,4 @@
 import Crypto
-import CryptoExtras
 import DBCrypt
 import Foundation
 
@@ -22,32 +21,50 @@ public enum StoreCredential: Sendable, CustomStringConvertible {
 }
 
 /// The keys of one open store, and every context its values are bound to.
+/// Immutable: a change of keys makes a new one.
 ///
 /// The hierarchy: the credential gives the key-encryption key (KEK); the KEK
 /// wraps the name key and each data key (sealed values in the store's key
 /// table). Changing the passphrase re-wraps those few keys; rotating the
-/// data key re-seals the entries.
-struct StoreKeys: Sendable {
+/// data key re-seals the entries. The name key gives two keys of its own
+/// (HKDF-SHA256): the lookup key, whose HMAC of an entry name is the row's
+/// tag, and the key that seals the name itself, for listing.
+final class StoreKeys: Sendable {
     /// Random, made with the store: every context names it, so that nothing
     /// moves between stores, even stores of the same name in two files.
     let storeID: Data
     let kek: SealingKey
-    /// Encrypts entry names deterministically (AES-GCM-SIV), so that a name
-    /// can be looked up and listed without being readable in the file.
+    /// Wrapped in the store's header; the two keys below come from it.
     let nameKey: SymmetricKey
-    var dataKeys: SealingKeyring
+    /// Tags rows by entry name (HMAC-SHA256), so that a name can be looked
+    /// up without being readable in the file.
+    let lookup: LookupKey
+    /// Seals each entry's name (AES-256-GCM, bound to the row's tag), so
+    /// that names can be listed.
+    let nameSealing: SealingKey
+    let dataKeys: SealingKeyring
     /// What every entry's context starts with, computed once.
     private let entryPrefix: String
-    /// The additional data of every sealed name.
-    private let nameContext: Data
+    /// What every sealed name's context starts with.
+    private let namePrefix: String
 
     init(storeID: Data, kek: SealingKey, nameKey: SymmetricKey, dataKeys: SealingKeyring) {
         self.storeID = storeID
         self.kek = kek
         self.nameKey = nameKey
         self.dataKeys = dataKeys
+        let lookupBytes = HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: lookup tags".utf8), outputByteCount: 32)
+        lookup = lookupBytes.withUnsafeBytes { LookupKey($0) }
+        nameSealing = SealingKey(
+            HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: names".utf8), outputByteCount: 32),
+            id: 0)
         entryPrefix = Self.prefix(storeID) + "entry "
-        nameContext = Data((Self.prefix(storeID) + "names").utf8)
+        namePrefix = Self.prefix(storeID) + "name of row "
+    }
+
+    /// The same keys with other data keys, or another KEK.
+    func with(kek: SealingKey? = nil, dataKeys: SealingKeyring? = nil) -> StoreKeys {
+        StoreKeys(storeID: storeID, kek: kek ?? self.kek, nameKey: nameKey, dataKeys: dataKeys ?? self.dataKeys)
     }
 
     /// The id every key-encryption key carries (the data keys count from 1).
@@ -55,9 +72,7 @@ struct StoreKeys: Sendable {
 
     /// What a store's contexts start with: its id, in hexadecimal.
     static func prefix(_ storeID: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        let hex = storeID.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }
-        return "dbcrypt store " + String(decoding: hex, as: UTF8.self) + ": "
+        "dbcrypt store " + hex(storeID) + ": "
     }
     static func nameKeyContext(_ storeID: Data) -> String { prefix(storeID) + "name key" }
     static func dataKeyContext(_ storeID: Data, _ id: UInt32) -> String { prefix(storeID) + "data key \(id)" }
@@ -98,28 +113,27 @@ struct StoreKeys: Sendable {
         }
     }
 
-    /// The stored form of an entry name: AES-GCM-SIV under the name key, with
-    /// a fixed nonce, so one name always gives the same bytes (ciphertext ‖ tag).
-    func sealName(_ name: String) throws -> Data {
-        let box = try AES.GCM._SIV.seal(Data(name.utf8), using: nameKey, nonce: Self.nameNonce, authenticating: nameContext)
-        return box.ciphertext + box.tag
+    /// The tag of the row that holds entry `name`.
+    func tag(_ name: String) throws -> Data { try lookup.tag(name) }
+
+    /// The stored form of entry `name`, bound to its row's tag.
+    func sealName(_ name: String, tag: Data) throws -> Data {
+        try nameSealing.seal(Data(name.utf8), context: nameContext(tag))
     }
 
-    /// The entry name stored as ``sealName(_:)``.
-    func openName(_ sealed: Data) throws -> String {
-        guard sealed.count >= 16 else { throw SealError.authenticationFailed }
-        let box = try AES.GCM._SIV.SealedBox(nonce: Self.nameNonce, ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
-        do {
-            guard let name = String(data: try AES.GCM._SIV.open(box, using: nameKey, authenticating: nameContext), encoding: .utf8) else {
-                throw SealError.authenticationFailed
-            }
-            return name
-        } catch {
-            throw SealError.authenticationFailed
+    /// The entry name stored as ``sealName(_:tag:)``.
+    /// - Throws: ``SealError/storeDamaged(reason:)`` when it does not open.
+    func openName(_ sealed: Data, tag: Data) throws -> String {
+        guard let name = try? nameSealing.openString(sealed, context: nameContext(tag)), (try? self.tag(name)) == tag else {
+            throw SealError.storeDamaged(reason: "an entry's sealed name does not open, or does not match its row")
         }
+        return name
     }
 
-    // A name is sealed under one key with one nonce by design: AES-GCM-SIV
-    // then reveals only whether two names are equal, which a lookup needs.
-    private static let nameNonce = try! AES.GCM._SIV.Nonce(data: Data(count: 12))
+    private func nameContext(_ tag: Data) -> String { namePrefix + Self.hex(tag) }
+
+    static func hex(_ bytes: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
 }

@@ -8,10 +8,14 @@ import Foundation
 ///   key and which data key is current. None of it is secret: the keys are
 ///   wrapped under the key-encryption key.
 /// - `dbcrypt_sealed_key`: the data keys, wrapped.
-/// - `dbcrypt_sealed_entry`: the entries, their names sealed
-///   deterministically, their values sealed with the data key of `key_id`.
+/// - `dbcrypt_sealed_entry`: the entries: the lookup tag of the name
+///   (HMAC-SHA256, 16 bytes), the name sealed for listing, the value sealed
+///   with a data key (whose id its header carries).
+///
+/// Format 2 (format 1, the development version, sealed names with AES-GCM-SIV
+/// and kept the key id in a column of its own).
 enum StoreSchema {
-    static let format = 1
+    static let format = 2
 
     static let create = """
         CREATE TABLE IF NOT EXISTS dbcrypt_sealed_store(
@@ -29,11 +33,10 @@ enum StoreSchema {
             PRIMARY KEY(store, id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS dbcrypt_sealed_entry(
             store TEXT NOT NULL,
+            tag BLOB NOT NULL,
             name BLOB NOT NULL,
             value BLOB NOT NULL,
-            key_id INTEGER NOT NULL,
-            PRIMARY KEY(store, name)) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS dbcrypt_sealed_entry_key ON dbcrypt_sealed_entry(store, key_id);
+            PRIMARY KEY(store, tag)) WITHOUT ROWID;
         """
 
     /// A store's header row.

@@ -34,6 +34,21 @@ func timeParts(pool: DatabasePool, store: SealedStore) throws {
             try db.execute("INSERT OR REPLACE INTO shaped(store, name, value, key_id) VALUES (?, ?, ?, ?)", ["default", name, shapedValue, Int64(round)])
         } }
     }
+    try perOp("the same, one prepared statement, execute(values:)", 20) {
+        round += 1
+        try pool.write { db in
+            let insert = try db.makeStatement("INSERT OR REPLACE INTO shaped(store, name, value, key_id) VALUES (?, ?, ?, ?)")
+            for name in shapedNames { try insert.execute(values: "default", name, shapedValue, Int64(round)) }
+        }
+    }
+    try perOp("the same, without the key_id index", 20) {
+        round += 1
+        try pool.write { db in
+            try db.execute("DROP INDEX IF EXISTS shaped_key")
+            let insert = try db.makeStatement("INSERT OR REPLACE INTO shaped(store, name, value, key_id) VALUES (?, ?, ?, ?)")
+            for name in shapedNames { try insert.execute(values: "default", name, shapedValue, Int64(round)) }
+        }
+    }
     try perOp("store.batch, 1,000 sets per write", 20) {
         try store.batch { entries in for i in 0..<1000 { try entries.set(value, for: "user.\(i).token") } }
     }

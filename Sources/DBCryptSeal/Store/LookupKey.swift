@@ -1,0 +1,29 @@
+import CSealCipher
+import Foundation
+
+/// The key of a store's lookup tags: HMAC-SHA256 with its states computed
+/// once (`CSealCipher`). A tag is a deterministic function of the entry name,
+/// so equal names find their row; it reveals only whether two names are equal.
+final class LookupKey: @unchecked Sendable {
+    // @unchecked: the C key is read-only once made.
+    static let tagCount = 16
+
+    /// Nil when out of memory: every use then throws.
+    private let key: OpaquePointer?
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        key = dbcrypt_hmac_key_new(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+    }
+
+    deinit { dbcrypt_hmac_key_free(key) }
+
+    /// The first 16 bytes of HMAC-SHA256 of the name's UTF-8 bytes.
+    /// - Throws: `SealError.systemFailure` if the key could not be made.
+    func tag(_ name: String) throws -> Data {
+        guard let key else { throw SealError.systemFailure(reason: "no memory for the store's lookup key") }
+        var name = name
+        var mac = [UInt8](repeating: 0, count: 32)
+        name.withUTF8 { dbcrypt_hmac(key, $0.baseAddress, $0.count, &mac) }
+        return Data(mac.prefix(Self.tagCount))
+    }
+}
