@@ -185,6 +185,17 @@ public final class DatabasePool: @unchecked Sendable {
         return try withReader { reader in try reader.inReadSnapshot(body) }
     }
 
+    /// Runs `body` on a reader with no transaction of its own: each statement
+    /// sees the latest commit when it starts (see
+    /// ``DatabaseReader/unsafeRead(_:)``). Readers are opened read-only, so
+    /// writing is refused.
+    ///
+    /// - throws: see ``read(_:)-(((Database)->T))``.
+    public func unsafeRead<T>(_ body: (Database) throws -> T) throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try withReader(body)
+    }
+
     /// Runs `body` in one read transaction on a reader without blocking the
     /// caller's thread.
     ///

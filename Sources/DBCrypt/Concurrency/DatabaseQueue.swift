@@ -178,6 +178,14 @@ public final class DatabaseQueue: @unchecked Sendable {
         try inDatabase { db in try db.inReadSnapshot(body) }
     }
 
+    /// The same as ``read(_:)-(((Database)->T))`` on a queue: its one
+    /// connection can write, so the read transaction is what refuses writes.
+    ///
+    /// - throws: see ``read(_:)-(((Database)->T))``.
+    public func unsafeRead<T>(_ body: (Database) throws -> T) throws -> T {
+        try read(body)
+    }
+
     /// Runs `body` on the queue with no transaction and waits for it, for
     /// statements that cannot run inside one (`VACUUM`, `PRAGMA journal_mode`).
     ///

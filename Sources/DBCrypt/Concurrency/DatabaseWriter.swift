@@ -12,6 +12,16 @@ public protocol DatabaseReader: AnyObject, Sendable {
     ///   closed, what `body` throws.
     func read<T>(_ body: (Database) throws -> T) throws -> T
 
+    /// Runs `body` with no transaction of its own (GRDB's `unsafeRead`): each
+    /// statement sees the latest commit when it starts, and one statement is
+    /// one consistent snapshot, but two statements may see different ones.
+    /// For a read that is a single statement, it saves the transaction's
+    /// cost; a ``DatabaseQueue`` runs it as ``read(_:)-(((Database)->T))``.
+    /// Writing is refused.
+    ///
+    /// - throws: see ``read(_:)-(((Database)->T))``.
+    func unsafeRead<T>(_ body: (Database) throws -> T) throws -> T
+
     /// Runs `body` in one read transaction without blocking the caller's thread.
     ///
     /// - throws: see ``read(_:)-(((Database)->T))``.

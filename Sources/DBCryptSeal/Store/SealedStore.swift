@@ -120,10 +120,15 @@ public final class SealedStore: @unchecked Sendable {
 
     /// Reads the data keys again: another connection rotated them.
     func reloadKeys(_ db: Database) throws -> StoreKeys {
-        guard let header = try StoreSchema.header(db, store: name) else { throw SealError.noSuchStore(name: name) }
-        let reloaded = try Self.keys(header, kek: keys.kek, db: db, store: name)
+        // The header and the keys, from one snapshot (a get reads without a transaction).
+        let reloaded = try db.isInsideTransaction ? readKeys(db) : db.inTransaction(.deferred) { try readKeys($0) }
         replaceKeys(reloaded)
         return reloaded
+    }
+
+    private func readKeys(_ db: Database) throws -> StoreKeys {
+        guard let header = try StoreSchema.header(db, store: name) else { throw SealError.noSuchStore(name: name) }
+        return try Self.keys(header, kek: keys.kek, db: db, store: name)
     }
 
     // MARK: - Reading
@@ -133,28 +138,28 @@ public final class SealedStore: @unchecked Sendable {
     /// - throws: ``SealError/authenticationFailed`` when the stored value was
     ///   altered or moved from another key, and the ``DatabaseError`` of the read.
     public func get(_ key: String) throws -> Data? {
-        try writer.read { db in try self.entries(in: db).get(key) }
+        try writer.unsafeRead { db in try self.entries(in: db).get(key) }
     }
 
     /// The value of `key` as UTF-8 text; see ``get(_:)``.
     ///
     /// - throws: as ``get(_:)``, and ``SealError/notUTF8``.
     public func getString(_ key: String) throws -> String? {
-        try writer.read { db in try self.entries(in: db).getString(key) }
+        try writer.unsafeRead { db in try self.entries(in: db).getString(key) }
     }
 
     /// The value of `key` decoded as `type`; see ``get(_:)``.
     ///
     /// - throws: as ``get(_:)``, and ``SealError/coding(reason:)``.
     public func get<Value: Decodable>(_ type: Value.Type, _ key: String) throws -> Value? {
-        try writer.read { db in try self.entries(in: db).get(type, key) }
+        try writer.unsafeRead { db in try self.entries(in: db).get(type, key) }
     }
 
     /// Whether the store has a value for `key`.
     ///
     /// - throws: the ``DatabaseError`` of the read.
     public func contains(_ key: String) throws -> Bool {
-        try writer.read { db in try self.entries(in: db).contains(key) }
+        try writer.unsafeRead { db in try self.entries(in: db).contains(key) }
     }
 
     /// Every key that starts with `prefix`, sorted. Opens every key name of

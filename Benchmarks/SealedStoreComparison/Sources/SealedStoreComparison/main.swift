@@ -30,20 +30,27 @@ func makePool(_ name: String, key: DatabaseKey?) throws -> DatabasePool {
 }
 
 /// The store's own access path on values that are not sealed: the same
-/// table shape, the same statements, the same transactions.
+/// table shape (the name where the store keeps its lookup tag and sealed
+/// name), the same statements, the same transactions.
 struct UnsealedTable {
     let pool: DatabasePool
     init(pool: DatabasePool) throws {
         self.pool = pool
         try pool.write { db in
-            try db.execute("CREATE TABLE IF NOT EXISTS plain_entry(store TEXT NOT NULL, name BLOB NOT NULL, value BLOB NOT NULL, key_id INTEGER NOT NULL, PRIMARY KEY(store, name)) WITHOUT ROWID")
+            try db.execute("CREATE TABLE IF NOT EXISTS plain_entry(store TEXT NOT NULL, name BLOB NOT NULL, value BLOB NOT NULL, PRIMARY KEY(store, name)) WITHOUT ROWID")
         }
     }
     func set(_ db: Database, _ value: Data, _ name: String) throws {
-        try db.execute("INSERT OR REPLACE INTO plain_entry(store, name, value, key_id) VALUES (?, ?, ?, ?)", ["default", Data(name.utf8), value, 1])
+        let name = Data(name.utf8)
+        try db.cachedStatement("UPDATE plain_entry SET value = ? WHERE store = ? AND name = ?").execute(values: value, "default", name)
+        if db.changes == 0 {
+            try db.cachedStatement("INSERT INTO plain_entry(store, name, value) VALUES (?, ?, ?)").execute(values: "default", name, value)
+        }
     }
     func get(_ name: String) throws -> Data? {
-        try pool.read { db in try db.fetchScalar(Data.self, "SELECT value FROM plain_entry WHERE store = ? AND name = ?", ["default", Data(name.utf8)]) }
+        try pool.unsafeRead { db in
+            try db.cachedStatement("SELECT value FROM plain_entry WHERE store = ? AND name = ?").query(values: "default", Data(name.utf8)).next()?[0]
+        }
     }
 }
 
