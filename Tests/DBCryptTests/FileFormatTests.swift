@@ -9,7 +9,7 @@ final class FileFormatTests: XCTestCase {
         let path = { dir.appendingPathComponent($0).path }
         XCTAssertEqual(try FileFormat.detect(at: path("missing.db")), .missing)
 
-        FileManager.default.createFile(atPath: path("empty.db"), contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("empty.db"), contents: Data()))
         XCTAssertEqual(try FileFormat.detect(at: path("empty.db")), .empty)
 
         let plain = try Database(path: path("plain.db"))
@@ -22,7 +22,7 @@ final class FileFormatTests: XCTestCase {
         encrypted.close()
         XCTAssertEqual(try FileFormat.detect(at: path("encrypted.db")), .notPlaintext)
 
-        FileManager.default.createFile(atPath: path("short"), contents: Data("SQLite".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("short"), contents: Data("SQLite".utf8)))
         XCTAssertEqual(try FileFormat.detect(at: path("short")), .notPlaintext)
 
         XCTAssertThrowsError(try FileFormat.detect(at: dir.path)) { error in
