@@ -127,6 +127,13 @@ public final class Statement {
     ///   differs from the parameters', or the ``DatabaseError`` SQLite reports.
     @inlinable
     public func execute<each Value: DatabaseValueConvertible>(values: repeat each Value) throws {
+        try bind(values: repeat each values)
+        // prepareToBind checked that the connection is open.
+        try stepBoundStatement()
+    }
+
+    /// Resets the statement and binds `values` to its `?` parameters in order.
+    @inlinable func bind<each Value: DatabaseValueConvertible>(values: repeat each Value) throws {
         try prepareToBind(count: countValues(repeat each values))
         var index: Int32 = 0
         do {
@@ -139,8 +146,6 @@ public final class Statement {
             // A value that cannot be stored learns its statement here.
             throw error.inStatement(sql)
         }
-        // prepareToBind checked that the connection is open.
-        try stepBoundStatement()
     }
 
     @inlinable func countValues<each Value>(_ values: repeat each Value) -> Int {
@@ -186,17 +191,7 @@ public final class Statement {
     ///   differs from the parameters', or a value cannot be bound.
     @inlinable
     public func query<each Value: DatabaseValueConvertible>(values: repeat each Value) throws -> RowCursor {
-        try prepareToBind(count: countValues(repeat each values))
-        var index: Int32 = 0
-        do {
-            for value in repeat each values {
-                index += 1
-                let code = try value.bind(to: handle, at: index)
-                if code != SQLITE_OK { throw bindingError(code) }
-            }
-        } catch let error as DatabaseError {
-            throw error.inStatement(sql)
-        }
+        try bind(values: repeat each values)
         return try cursorOverBoundValues()
     }
 
