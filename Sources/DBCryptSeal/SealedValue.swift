@@ -16,6 +16,13 @@ enum SealedFormat {
     static let tagCount = 16
     static let overhead = headerCount + nonceCount + tagCount
 
+    /// A key id as the 4 bytes of a sealed value's header (big-endian), as
+    /// ``writeHeader(keyID:into:)`` writes it: what SQL compares with
+    /// `substr(value, 2, 4)`.
+    static func keyIDBytes(_ id: UInt32) -> Data {
+        Data((0..<4).map { UInt8(truncatingIfNeeded: id >> (24 - 8 * $0)) })
+    }
+
     /// Writes the version byte and the key id at the start of `sealed`.
     static func writeHeader(keyID: UInt32, into sealed: UnsafeMutableRawBufferPointer) {
         sealed[0] = version1

@@ -330,8 +330,7 @@ extension SealedStore {
         private func keysForWriting() throws -> StoreKeys {
             if let keys = checked.keys, db.isInsideTransaction { return keys }
             var keys = store.keys
-            let current = try db.cachedStatement("SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?")
-                .query(values: store.name).next()?[0] as Int64?
+            let current = try StoreSchema.currentKey(db, store: store.name)
             if current != Int64(keys.dataKeys.current.id) { keys = try store.reloadKeys(db) }
             if db.isInsideTransaction { checked.keys = keys }
             return keys

@@ -45,18 +45,12 @@ extension SealedStore {
     /// - throws: the ``DatabaseError`` of the read.
     public func entriesUnderOlderKeys() throws -> Int {
         try writer.read { db in
-            let current = try db.cachedStatement("SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?")
-                .query(values: self.name).next()?[0] as Int64? ?? 0
+            let current = try StoreSchema.currentKey(db, store: self.name) ?? 0
             // The key id is bytes 2-5 of every sealed value (SealedFormat).
             return try db.fetchScalar(
                 Int.self, "SELECT count(*) FROM dbcrypt_sealed_entry WHERE store = ? AND substr(value, 2, 4) != ?",
-                [self.name, Self.keyIDBytes(UInt32(truncatingIfNeeded: current))]) ?? 0
+                [self.name, SealedFormat.keyIDBytes(UInt32(truncatingIfNeeded: current))]) ?? 0
         }
-    }
-
-    /// A key id as the 4 bytes of a sealed value's header.
-    static func keyIDBytes(_ id: UInt32) -> Data {
-        Data((0..<4).map { UInt8(truncatingIfNeeded: id >> (24 - 8 * $0)) })
     }
 
     /// Makes a new data key the current one, then seals every entry again
@@ -124,7 +118,7 @@ extension SealedStore {
                     // The end of the store: forget the keys no entry uses.
                     let stillUsed = try db.fetchAll(
                         Data.self, "SELECT DISTINCT substr(value, 2, 4) FROM dbcrypt_sealed_entry WHERE store = ?", [self.name])
-                    for id in keys.dataKeys.ids where id != current && !stillUsed.contains(Self.keyIDBytes(id)) {
+                    for id in keys.dataKeys.ids where id != current && !stillUsed.contains(SealedFormat.keyIDBytes(id)) {
                         try db.execute("DELETE FROM dbcrypt_sealed_key WHERE store = ? AND id = ?", [self.name, Int64(id)])
                     }
                 }
