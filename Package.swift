@@ -59,7 +59,8 @@ let package = Package(
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper", "TestSupport"]),
         .testTarget(
             name: "DBCryptSealTests",
-            dependencies: ["DBCryptSeal", "CSealCipher", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["DBCryptSeal", "CSealCipher", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),

@@ -63,12 +63,22 @@ private func bytes(_ pointer: UnsafeRawPointer?) -> UnsafePointer<UInt8>? {
 
 /// Calls `body` with the bytes of `data` in one piece: in place when they
 /// are (Data, arrays), else from a copy that is wiped afterwards.
+/// Inlinable, like the public generic functions that call it, so that a
+/// caller's `Data` goes straight to the non-generic code that does the work.
+@inlinable
 func withContiguousBytes<Result>(
     _ data: some DataProtocol, _ body: (UnsafeRawBufferPointer) throws -> Result
 ) rethrows -> Result {
+    if let result = try data.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) { return result }
     let regions = data.regions
     if regions.count == 1, let region = regions.first { return try region.withUnsafeBytes(body) }
-    var copy = Array(data)
+    return try withWipedCopy(Array(data), body)
+}
+
+/// Calls `body` with the bytes of `copy`, then wipes them.
+@usableFromInline
+func withWipedCopy<Result>(_ copy: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    var copy = copy
     defer { copy.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
     return try copy.withUnsafeBytes(body)
 }

@@ -55,23 +55,28 @@ extension SealingKey {
     ///
     /// - throws: ``SealError/systemFailure(reason:)`` if the system gives no
     ///   random bytes or OpenSSL runs out of memory.
+    @inlinable
     public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
         try withContiguousBytes(plaintext) { try seal(bytes: $0, context: context) }
     }
 
+    @usableFromInline
     func seal(bytes plaintext: UnsafeRawBufferPointer, context: String) throws -> Data {
-        var sealed = Data(count: SealedFormat.overhead + plaintext.count)
         var context = context
+        return try context.withUTF8 { try seal(bytes: plaintext, additionalData: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Seals `plaintext` bound to `additionalData` (a context's UTF-8 bytes).
+    func seal(bytes plaintext: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer) throws -> Data {
+        var sealed = Data(count: SealedFormat.overhead + plaintext.count)
         try sealed.withUnsafeMutableBytes { out in
             SealedFormat.writeHeader(keyID: id, into: out)
             let nonce = out.baseAddress! + SealedFormat.headerCount
             let body = nonce + SealedFormat.nonceCount
             try AESGCMKey.randomNonce(nonce)
-            try context.withUTF8 { context in
-                try cipher.seal(
-                    nonce: nonce, ad1: UnsafeRawBufferPointer(rebasing: out[..<SealedFormat.headerCount]),
-                    ad2: UnsafeRawBufferPointer(context), plaintext: plaintext, ciphertext: body, tag: body + plaintext.count)
-            }
+            try cipher.seal(
+                nonce: nonce, ad1: UnsafeRawBufferPointer(rebasing: out[..<SealedFormat.headerCount]),
+                ad2: additionalData, plaintext: plaintext, ciphertext: body, tag: body + plaintext.count)
         }
         return sealed
     }
@@ -95,12 +100,17 @@ extension SealingKey {
     ///   ``SealError/truncated(byteCount:)``, ``SealError/wrongKey(sealedWith:given:)``
     ///   (sealed under another key id), ``SealError/authenticationFailed``
     ///   (altered, another context, or another key under this id).
+    @inlinable
     public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
-        try withContiguousBytes(sealed) { sealed in
-            let sealedWith = try SealedFormat.keyID(of: sealed)
-            guard sealedWith == id else { throw SealError.wrongKey(sealedWith: sealedWith, given: [id]) }
-            return try openChecked(sealed, context: context)
-        }
+        try withContiguousBytes(sealed) { try open(bytes: $0, context: context) }
+    }
+
+    /// Opens `sealed` after checking its version, length and key id.
+    @usableFromInline
+    func open(bytes sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
+        let sealedWith = try SealedFormat.keyID(of: sealed)
+        guard sealedWith == id else { throw SealError.wrongKey(sealedWith: sealedWith, given: [id]) }
+        return try openChecked(sealed, context: context)
     }
 
     /// Opens a sealed string; see ``open(_:context:)``.
@@ -121,17 +131,20 @@ extension SealingKey {
 
     /// Opens `sealed`, whose version, length and key id are checked.
     func openChecked(_ sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
+        var context = context
+        return try context.withUTF8 { try openChecked(sealed, additionalData: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Opens `sealed` (version, length and key id checked) bound to
+    /// `additionalData` (a context's UTF-8 bytes).
+    func openChecked(_ sealed: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer) throws -> Data {
         let nonce = sealed.baseAddress! + SealedFormat.headerCount
         let body = UnsafeRawBufferPointer(start: nonce + SealedFormat.nonceCount, count: sealed.count - SealedFormat.overhead)
         var plaintext = Data(count: body.count)
-        var context = context
         let authentic = try plaintext.withUnsafeMutableBytes { out in
-            try context.withUTF8 { context in
-                try cipher.open(
-                    nonce: nonce, ad1: UnsafeRawBufferPointer(rebasing: sealed[..<SealedFormat.headerCount]),
-                    ad2: UnsafeRawBufferPointer(context), ciphertext: body, tag: body.baseAddress! + body.count,
-                    plaintext: out)
-            }
+            try cipher.open(
+                nonce: nonce, ad1: UnsafeRawBufferPointer(rebasing: sealed[..<SealedFormat.headerCount]),
+                ad2: additionalData, ciphertext: body, tag: body.baseAddress! + body.count, plaintext: out)
         }
         guard authentic else { throw SealError.authenticationFailed }
         return plaintext
@@ -185,6 +198,7 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
     func key(_ id: UInt32) -> SealingKey? { byID[id] }
 
     /// Seals with the current key; see ``SealingKey/seal(_:context:)-(some DataProtocol,_)``.
+    @inlinable
     public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
         try current.seal(plaintext, context: context)
     }
@@ -193,12 +207,23 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
     ///
     /// - throws: as ``SealingKey/open(_:context:)``; ``SealError/wrongKey(sealedWith:given:)``
     ///   when no key of the ring has its id.
+    @inlinable
     public func open(_ sealed: some DataProtocol, context: String) throws -> Data {
-        try withContiguousBytes(sealed) { sealed in
-            let sealedWith = try SealedFormat.keyID(of: sealed)
-            guard let key = byID[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
-            return try key.openChecked(sealed, context: context)
-        }
+        try withContiguousBytes(sealed) { try open(bytes: $0, context: context) }
+    }
+
+    /// Opens `sealed` with the key its header names.
+    @usableFromInline
+    func open(bytes sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
+        var context = context
+        return try context.withUTF8 { try open(bytes: sealed, additionalData: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Opens `sealed` with the key its header names, bound to `additionalData`.
+    func open(bytes sealed: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer) throws -> Data {
+        let sealedWith = try SealedFormat.keyID(of: sealed)
+        guard let key = byID[sealedWith] else { throw SealError.wrongKey(sealedWith: sealedWith, given: ids) }
+        return try key.openChecked(sealed, additionalData: additionalData)
     }
 
     /// The ids only.

@@ -41,20 +41,25 @@ public struct ServerEnvelope: Sendable {
     ///
     /// - throws: ``SealError/systemFailure(reason:)`` if the system gives no
     ///   random bytes or OpenSSL runs out of memory.
+    @inlinable
     public func seal(_ plaintext: some DataProtocol) throws -> String {
-        try withContiguousBytes(plaintext) { plaintext in
-            var bytes = Data(count: Self.ivCount + Self.tagCount + plaintext.count)
-            try bytes.withUnsafeMutableBytes { out in
-                let iv = out.baseAddress!, tag = iv + Self.ivCount
-                try AESGCMKey.randomNonce(iv)
-                try additionalData.withUnsafeBytes { ad in
-                    try key.cipher.seal(
-                        nonce: iv, ad1: ad, ad2: UnsafeRawBufferPointer(start: nil, count: 0),
-                        plaintext: plaintext, ciphertext: tag + Self.tagCount, tag: tag)
-                }
+        try withContiguousBytes(plaintext) { try seal(bytes: $0) }
+    }
+
+    /// Seals `plaintext`; see ``seal(_:)-(some DataProtocol)``.
+    @usableFromInline
+    func seal(bytes plaintext: UnsafeRawBufferPointer) throws -> String {
+        var bytes = Data(count: Self.ivCount + Self.tagCount + plaintext.count)
+        try bytes.withUnsafeMutableBytes { out in
+            let iv = out.baseAddress!, tag = iv + Self.ivCount
+            try AESGCMKey.randomNonce(iv)
+            try additionalData.withUnsafeBytes { ad in
+                try key.cipher.seal(
+                    nonce: iv, ad1: ad, ad2: UnsafeRawBufferPointer(start: nil, count: 0),
+                    plaintext: plaintext, ciphertext: tag + Self.tagCount, tag: tag)
             }
-            return bytes.base64EncodedString()
         }
+        return bytes.base64EncodedString()
     }
 
     /// Seals the UTF-8 bytes of `text`; see ``seal(_:)-(some DataProtocol)``.

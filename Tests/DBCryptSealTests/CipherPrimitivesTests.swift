@@ -1,10 +1,11 @@
 import CSealCipher
 import Crypto
+import CryptoExtras
 import Foundation
 import XCTest
 @testable import DBCryptSeal
 
-/// DBCryptSeal's AES-256-GCM and HMAC-SHA256 (OpenSSL, keys set up once)
+/// DBCryptSeal's AES-256-GCM, HMAC-SHA256 and AES-256-CTR (OpenSSL, keys set up once)
 /// against swift-crypto's (BoringSSL), an implementation we did not write,
 /// and the nonce source across a fork.
 final class CipherPrimitivesTests: XCTestCase {
@@ -55,6 +56,28 @@ final class CipherPrimitivesTests: XCTestCase {
                 let expected = Data(HMAC<SHA256>.authenticationCode(for: Data(name.utf8), using: SymmetricKey(data: keyBytes)))
                 XCTAssertEqual(try key.tag(name), expected.prefix(16), "key of \(keyLength) bytes, name \(name.count) characters")
             }
+        }
+    }
+
+    /// Entry names are AES-256-CTR with the 16-byte tag as the counter
+    /// block, for counters whose low bytes carry over while a name is
+    /// encrypted, and they decrypt back.
+    func testSealedNamesAreAESCTRAsSwiftCryptoComputesIt() throws {
+        let keyBytes = (0..<32).map { UInt8($0 * 5 & 0xFF) }
+        let cipher = keyBytes.withUnsafeBytes { NameCipher($0) }
+        let counters = [Data(repeating: 0, count: 16), Data((0..<16).map { UInt8($0 * 17 & 0xFF) }),
+                        Data(repeating: 0xAB, count: 8) + Data(repeating: 0xFF, count: 8), Data(repeating: 0xFF, count: 16)]
+        for counter in counters {
+            for length in lengths {
+                let name = Data((0..<length).map { UInt8(($0 * 7 + 3) & 0xFF) })
+                let sealed = try cipher.apply(name, tag: counter)
+                let expected = try AES._CTR.encrypt(name, using: SymmetricKey(data: keyBytes), nonce: AES._CTR.Nonce(nonceBytes: counter))
+                XCTAssertEqual(sealed, expected, "counter \(counter.map { String($0, radix: 16) }), length \(length)")
+                XCTAssertEqual(try cipher.apply(sealed, tag: counter), name)
+            }
+        }
+        XCTAssertThrowsError(try cipher.apply(Data("name".utf8), tag: Data(count: 12))) {
+            guard case .storeDamaged = $0 as? SealError else { return XCTFail("\($0)") }
         }
     }
 

@@ -114,6 +114,31 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertEqual(try store.getString("second"), "two", "the value is still found by its name")
     }
 
+    /// Names are stored encrypted, as long as they are, and a name with any
+    /// byte altered in the file does not list (the tag authenticates it).
+    func testANameAlteredInTheFileIsDamage() throws {
+        let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
+        let store = try makeStore(queue)
+        try store.set("one", for: "user.1.token")
+        let tag = try store.keys.tag("user.1.token")
+        let sealed = try queue.read { db in try db.fetchScalar(Data.self, "SELECT name FROM dbcrypt_sealed_entry WHERE tag = ?", [tag]) }
+        let stored = try XCTUnwrap(sealed)
+        XCTAssertEqual(stored.count, "user.1.token".utf8.count)
+        XCTAssertNotEqual(stored, Data("user.1.token".utf8))
+        for index in stored.indices {
+            for flip: UInt8 in [0x01, 0x80] {
+                var altered = stored
+                altered[index] ^= flip
+                try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [altered, tag]) }
+                XCTAssertThrowsError(try store.keys(), "byte \(index) ^ \(flip)") {
+                    guard case .storeDamaged = $0 as? SealError else { return XCTFail("\($0)") }
+                }
+            }
+        }
+        try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [stored, tag]) }
+        XCTAssertEqual(try store.keys(), ["user.1.token"])
+    }
+
     /// A value moved onto another key, into another store of the same
     /// database, or into the same store name of another file, does not open.
     func testAValueMovedElsewhereDoesNotOpen() throws {

@@ -3,7 +3,8 @@
 
 // DBCryptSeal's primitives with keys that are set up once, on OpenSSL's
 // libcrypto (which DBCrypt links already, for its SQLCipher provider):
-// AES-256-GCM for values and names, HMAC-SHA256 for the store's lookup tags,
+// AES-256-GCM for values, HMAC-SHA256 for the store's lookup tags and
+// AES-256-CTR for its entry names (together, SIV),
 // and the nonces to go with GCM.
 //
 // swift-crypto's AES.GCM sets up a new cipher context for every call (key
@@ -62,5 +63,29 @@ void dbcrypt_hmac_key_free(dbcrypt_hmac_key *key);
 
 /// HMAC-SHA256 of `count` bytes of `message`: 32 bytes to `out`.
 void dbcrypt_hmac(const dbcrypt_hmac_key *key, const uint8_t *message, size_t count, uint8_t out[32]);
+
+/// An AES-256-CTR key, for the store's entry names: each name is encrypted
+/// with its lookup tag (a 16-byte HMAC of the name) as the initial counter
+/// block, and authenticated by recomputing that tag after decryption, the
+/// SIV construction (deterministic authenticated encryption). Safe to use
+/// from several threads at once (each call holds the key's lock).
+typedef struct dbcrypt_ctr_key dbcrypt_ctr_key;
+
+/// A key scheduled from 32 bytes, or NULL if OpenSSL cannot make one (out of
+/// memory). The caller may wipe `key` as soon as this returns.
+dbcrypt_ctr_key *dbcrypt_ctr_key_new(const uint8_t key[32]);
+
+/// Frees the key; OpenSSL wipes its schedule.
+void dbcrypt_ctr_key_free(dbcrypt_ctr_key *key);
+
+/// Writes `in` XOR the AES-256-CTR key stream that starts at `counter` (a
+/// big-endian 128-bit counter) to `out`; the two may be the same buffer.
+/// Encrypts and decrypts. Returns 1, or 0 if OpenSSL failed or `count`
+/// exceeds INT_MAX.
+int dbcrypt_ctr_xor(dbcrypt_ctr_key *key, const uint8_t counter[16], const uint8_t *in, size_t count, uint8_t *out);
+
+/// Whether the `count` bytes at `a` and `b` are equal, in time that does not
+/// depend on where they differ.
+int dbcrypt_equal(const uint8_t *a, const uint8_t *b, size_t count);
 
 #endif

@@ -22,8 +22,24 @@ final class LookupKey: @unchecked Sendable {
     func tag(_ name: String) throws -> Data {
         guard let key else { throw SealError.systemFailure(reason: "no memory for the store's lookup key") }
         var name = name
-        var mac = [UInt8](repeating: 0, count: 32)
-        name.withUTF8 { dbcrypt_hmac(key, $0.baseAddress, $0.count, &mac) }
-        return Data(mac.prefix(Self.tagCount))
+        return name.withUTF8 { name in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { mac in
+                dbcrypt_hmac(key, name.baseAddress, name.count, mac.baseAddress!)
+                return Data(UnsafeBufferPointer(rebasing: mac[..<Self.tagCount]))
+            }
+        }
+    }
+
+    /// Whether `tag` is the tag of `name`, compared in constant time.
+    /// - Throws: as ``tag(_:)``.
+    func matches(_ name: String, tag: Data) throws -> Bool {
+        let expected = try self.tag(name)
+        guard tag.count == expected.count else { return false }
+        return expected.withUnsafeBytes { expected in
+            tag.withUnsafeBytes { tag in
+                dbcrypt_equal(expected.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                              tag.baseAddress!.assumingMemoryBound(to: UInt8.self), expected.count) == 1
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ public final class SealedStore: @unchecked Sendable {
 
     /// The store's name in its database.
     public let name: String
-    let writer: any DatabaseWriter
+    @usableFromInline let writer: any DatabaseWriter
     private let lock = NSLock()
     private var storedKeys: StoreKeys
 
@@ -177,6 +177,7 @@ public final class SealedStore: @unchecked Sendable {
     /// replacing any value it had.
     ///
     /// - throws: the ``DatabaseError`` of the write.
+    @inlinable
     public func set(_ value: some DataProtocol & Sendable, for key: String) throws {
         try writer.write { db in try self.entries(in: db).set(value, for: key) }
     }
@@ -255,11 +256,10 @@ extension SealedStore {
             guard let row = try cursor.next() else { return nil }
             let sealed: Data = try row[0]
             do {
-                return try keys.dataKeys.open(sealed, context: keys.entryContext(key))
+                return try keys.openEntry(sealed, name: key)
             } catch SealError.wrongKey {
                 // Sealed under a key another connection added since: read the keys again.
-                let reloaded = try store.reloadKeys(db)
-                return try reloaded.dataKeys.open(sealed, context: reloaded.entryContext(key))
+                return try store.reloadKeys(db).openEntry(sealed, name: key)
             }
         }
 
@@ -294,10 +294,17 @@ extension SealedStore {
         }
 
         /// Stores `value` for `key`; see ``SealedStore/set(_:for:)-(some DataProtocol & Sendable,_)``.
+        @inlinable
         public func set(_ value: some DataProtocol, for key: String) throws {
+            try withContiguousBytes(value) { try set(bytes: $0, for: key) }
+        }
+
+        /// Stores `value` for `key` (the work of the generic `set`).
+        @usableFromInline
+        func set(bytes value: UnsafeRawBufferPointer, for key: String) throws {
             let keys = try keysForWriting()
             let tag = try keys.tag(key)
-            let sealed = try keys.dataKeys.seal(value, context: keys.entryContext(key))
+            let sealed = try keys.sealEntry(value, name: key)
             try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ? WHERE store = ? AND tag = ?")
                 .execute(values: sealed, store.name, tag)
             if db.changes == 0 {

@@ -107,11 +107,12 @@ extension SealedStore {
                 while let row = try cursor.next() { rows.append((try row[0], try row[1], try row[2])) }
                 var resealed = 0
                 for row in rows where try SealedFormat.keyID(of: row.value) != current {
-                    let context = keys.entryContext(try keys.openName(row.name, tag: row.tag))
-                    var plaintext = try keys.dataKeys.open(row.value, context: context)
+                    let name = try keys.openName(row.name, tag: row.tag)
+                    var plaintext = try keys.openEntry(row.value, name: name)
                     defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+                    let resealedValue = try plaintext.withUnsafeBytes { try keys.sealEntry($0, name: name) }
                     try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ? WHERE store = ? AND tag = ?")
-                        .execute(values: try keys.dataKeys.seal(plaintext, context: context), self.name, row.tag)
+                        .execute(values: resealedValue, self.name, row.tag)
                     resealed += 1
                 }
                 if rows.count < Self.rotationBatch {

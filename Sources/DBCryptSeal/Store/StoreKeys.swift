@@ -28,7 +28,8 @@ public enum StoreCredential: Sendable, CustomStringConvertible {
 /// table). Changing the passphrase re-wraps those few keys; rotating the
 /// data key re-seals the entries. The name key gives two keys of its own
 /// (HKDF-SHA256): the lookup key, whose HMAC of an entry name is the row's
-/// tag, and the key that seals the name itself, for listing.
+/// tag, and the key that encrypts the name itself with that tag as its
+/// counter block, for listing (SIV: see ``NameCipher``).
 final class StoreKeys: Sendable {
     /// Random, made with the store: every context names it, so that nothing
     /// moves between stores, even stores of the same name in two files.
@@ -39,14 +40,11 @@ final class StoreKeys: Sendable {
     /// Tags rows by entry name (HMAC-SHA256), so that a name can be looked
     /// up without being readable in the file.
     let lookup: LookupKey
-    /// Seals each entry's name (AES-256-GCM, bound to the row's tag), so
-    /// that names can be listed.
-    let nameSealing: SealingKey
+    /// Encrypts each entry's name with its tag, so that names can be listed.
+    let nameCipher: NameCipher
     let dataKeys: SealingKeyring
-    /// What every entry's context starts with, computed once.
-    private let entryPrefix: String
-    /// What every sealed name's context starts with.
-    private let namePrefix: String
+    /// What every entry's context starts with (UTF-8), computed once.
+    private let entryPrefix: [UInt8]
 
     init(storeID: Data, kek: SealingKey, nameKey: SymmetricKey, dataKeys: SealingKeyring) {
         self.storeID = storeID
@@ -55,11 +53,9 @@ final class StoreKeys: Sendable {
         self.dataKeys = dataKeys
         let lookupBytes = HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: lookup tags".utf8), outputByteCount: 32)
         lookup = lookupBytes.withUnsafeBytes { LookupKey($0) }
-        nameSealing = SealingKey(
-            HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: names".utf8), outputByteCount: 32),
-            id: 0)
-        entryPrefix = Self.prefix(storeID) + "entry "
-        namePrefix = Self.prefix(storeID) + "name of row "
+        nameCipher = HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: names, AES-CTR".utf8), outputByteCount: 32)
+            .withUnsafeBytes { NameCipher($0) }
+        entryPrefix = Array((Self.prefix(storeID) + "entry ").utf8)
     }
 
     /// The same keys with other data keys, or another KEK.
@@ -77,7 +73,30 @@ final class StoreKeys: Sendable {
     static func nameKeyContext(_ storeID: Data) -> String { prefix(storeID) + "name key" }
     static func dataKeyContext(_ storeID: Data, _ id: UInt32) -> String { prefix(storeID) + "data key \(id)" }
 
-    func entryContext(_ name: String) -> String { entryPrefix + name }
+    /// Calls `body` with the context of entry `name` in UTF-8 (the store's
+    /// entry prefix, then the name), assembled on the stack: the additional
+    /// data its value is sealed with.
+    private func withEntryContext<Result>(_ name: String, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+        var name = name
+        return try name.withUTF8 { name in
+            try withUnsafeTemporaryAllocation(byteCount: entryPrefix.count + name.count, alignment: 1) { context in
+                entryPrefix.withUnsafeBytes { context.copyMemory(from: $0) }
+                UnsafeMutableRawBufferPointer(rebasing: context[entryPrefix.count...]).copyMemory(from: UnsafeRawBufferPointer(name))
+                return try body(UnsafeRawBufferPointer(context))
+            }
+        }
+    }
+
+    /// `value` sealed under the current data key, bound to this store and entry `name`.
+    func sealEntry(_ value: UnsafeRawBufferPointer, name: String) throws -> Data {
+        try withEntryContext(name) { try dataKeys.current.seal(bytes: value, additionalData: $0) }
+    }
+
+    /// The value of entry `name`, opened with the data key its header names.
+    /// - Throws: as ``SealingKeyring/open(_:context:)``.
+    func openEntry(_ sealed: Data, name: String) throws -> Data {
+        try withEntryContext(name) { context in try sealed.withUnsafeBytes { try dataKeys.open(bytes: $0, additionalData: context) } }
+    }
 
     /// The KEK of `credential`; for a passphrase, derived with `kdf` and `salt`.
     static func keyEncryptionKey(_ credential: StoreCredential, kdf: KeyDerivation?, salt: Data?) throws -> SealingKey {
@@ -116,21 +135,21 @@ final class StoreKeys: Sendable {
     /// The tag of the row that holds entry `name`.
     func tag(_ name: String) throws -> Data { try lookup.tag(name) }
 
-    /// The stored form of entry `name`, bound to its row's tag.
+    /// The stored form of entry `name`, whose tag is `tag`.
     func sealName(_ name: String, tag: Data) throws -> Data {
-        try nameSealing.seal(Data(name.utf8), context: nameContext(tag))
+        try nameCipher.apply(Data(name.utf8), tag: tag)
     }
 
-    /// The entry name stored as ``sealName(_:tag:)``.
-    /// - Throws: ``SealError/storeDamaged(reason:)`` when it does not open.
+    /// The entry name stored as ``sealName(_:tag:)``, authenticated: its tag
+    /// must be the row's.
+    /// - Throws: ``SealError/storeDamaged(reason:)`` when it is not.
     func openName(_ sealed: Data, tag: Data) throws -> String {
-        guard let name = try? nameSealing.openString(sealed, context: nameContext(tag)), (try? self.tag(name)) == tag else {
-            throw SealError.storeDamaged(reason: "an entry's sealed name does not open, or does not match its row")
+        guard let name = String(data: try nameCipher.apply(sealed, tag: tag), encoding: .utf8),
+              try lookup.matches(name, tag: tag) else {
+            throw SealError.storeDamaged(reason: "an entry's sealed name does not match its row")
         }
         return name
     }
-
-    private func nameContext(_ tag: Data) -> String { namePrefix + Self.hex(tag) }
 
     static func hex(_ bytes: Data) -> String {
         let digits = Array("0123456789abcdef".utf8)

@@ -9,13 +9,15 @@ import Foundation
 ///   wrapped under the key-encryption key.
 /// - `dbcrypt_sealed_key`: the data keys, wrapped.
 /// - `dbcrypt_sealed_entry`: the entries: the lookup tag of the name
-///   (HMAC-SHA256, 16 bytes), the name sealed for listing, the value sealed
-///   with a data key (whose id its header carries).
+///   (HMAC-SHA256, 16 bytes), the name encrypted with the tag (SIV, as long
+///   as the name), the value sealed with a data key (whose id its header
+///   carries).
 ///
-/// Format 2 (format 1, the development version, sealed names with AES-GCM-SIV
-/// and kept the key id in a column of its own).
+/// Format 3. Formats 1 and 2 were development versions, never released:
+/// names sealed with AES-GCM-SIV (1) or AES-GCM (2, 33 bytes more per row),
+/// and the key id in a column of its own (1).
 enum StoreSchema {
-    static let format = 2
+    static let format = 3
 
     static let create = """
         CREATE TABLE IF NOT EXISTS dbcrypt_sealed_store(
