@@ -37,15 +37,18 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
         }
     }
 
-    /// Checks the parameters: within each function's rules, and within
-    /// ``maximumMemoryBytes``.
+    /// Checks the parameters: within each function's rules, within
+    /// ``maximumMemoryBytes``, and within bounds of time (Argon2id up to
+    /// 1,000 passes, PBKDF2 up to 100,000,000 iterations).
     ///
     /// - throws: ``SealError/invalidKeyDerivation(reason:)`` naming the parameter.
     public func validate() throws {
         func refuse(_ reason: String) -> SealError { .invalidKeyDerivation(reason: "\(self): \(reason)") }
         switch self {
         case .argon2id(let memory, let iterations, let parallelism):
-            guard iterations >= 1 else { throw refuse("at least 1 pass") }
+            // A store's header names its parameters: a damaged or hostile one
+            // must not make opening run for hours.
+            guard (1...1_000).contains(iterations) else { throw refuse("1 to 1,000 passes") }
             guard (1...16).contains(parallelism) else { throw refuse("1 to 16 lanes") }
             guard memory >= 8 * parallelism else { throw refuse("at least 8 KiB per lane") }
             guard Int(memory) * 1024 <= Self.maximumMemoryBytes else { throw refuse("more memory than 1 GiB") }

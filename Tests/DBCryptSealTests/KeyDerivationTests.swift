@@ -71,7 +71,8 @@ final class KeyDerivationTests: XCTestCase {
     func testParametersOutOfRangeAreRefusedBeforeAnyWork() throws {
         let refused: [KeyDerivation] = [
             .argon2id(memoryKiB: 2 * 1024 * 1024, iterations: 1, parallelism: 1),
-            .argon2id(memoryKiB: 64, iterations: 0, parallelism: 1),
+            .argon2id(memoryKiB: 64, iterations: 0, parallelism: 1), .argon2id(memoryKiB: 64, iterations: 1_001, parallelism: 1),
+            .argon2id(memoryKiB: 64, iterations: .max, parallelism: 1),
             .argon2id(memoryKiB: 8, iterations: 1, parallelism: 4),
             .argon2id(memoryKiB: 64, iterations: 1, parallelism: 0),
             .scrypt(n: 1000, r: 8, p: 1), .scrypt(n: 1 << 30, r: 8, p: 1), .scrypt(n: 1, r: 8, p: 1), .scrypt(n: 1024, r: 0, p: 1),

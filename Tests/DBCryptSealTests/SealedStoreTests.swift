@@ -220,6 +220,18 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertEqual(kdf.map { $0.contains("scrypt") }, true, kdf ?? "no kdf")
     }
 
+    /// A header whose key derivation would run for hours (damaged, or
+    /// written by someone else) is refused before any work.
+    func testAHeaderWithAnEndlessKeyDerivationIsRefused() throws {
+        let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
+        _ = try makeStore(queue)
+        let endless = String(decoding: try JSONEncoder().encode(KeyDerivation.argon2id(memoryKiB: 64 * 1024, iterations: 4_000_000, parallelism: 1)), as: UTF8.self)
+        try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_store SET kdf = ?", [endless]) }
+        XCTAssertThrowsError(try SealedStore(queue, credential: .passphrase("store passphrase"), create: false)) {
+            guard case .invalidKeyDerivation = $0 as? SealError else { return XCTFail("\($0)") }
+        }
+    }
+
     func testRotationResealsEveryEntryAndForgetsTheOldKey() throws {
         let pool = try DatabasePool(path: path("a.db"), key: databaseKey)
         let store = try makeStore(pool)
