@@ -60,6 +60,7 @@ extension SealingKey {
         try withContiguousBytes(plaintext) { try seal(bytes: $0, context: context) }
     }
 
+    /// Seals `plaintext` bound to `context` (the work of the generic `seal`).
     @usableFromInline
     func seal(bytes plaintext: UnsafeRawBufferPointer, context: String) throws -> Data {
         var context = context
