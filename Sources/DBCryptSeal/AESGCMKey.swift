@@ -75,6 +75,13 @@ func withContiguousBytes<Result>(
     return try withWipedCopy(Array(data), body)
 }
 
+/// Calls `body` with the UTF-8 bytes of `text` (a context, as additional data).
+@usableFromInline
+func withUTF8Bytes<Result>(_ text: String, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    var text = text
+    return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+}
+
 /// Calls `body` with the bytes of `copy`, then wipes them.
 @usableFromInline
 func withWipedCopy<Result>(_ copy: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {

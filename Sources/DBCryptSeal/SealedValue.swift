@@ -63,8 +63,7 @@ extension SealingKey {
     /// Seals `plaintext` bound to `context` (the work of the generic `seal`).
     @usableFromInline
     func seal(bytes plaintext: UnsafeRawBufferPointer, context: String) throws -> Data {
-        var context = context
-        return try context.withUTF8 { try seal(bytes: plaintext, additionalData: UnsafeRawBufferPointer($0)) }
+        try withUTF8Bytes(context) { try seal(bytes: plaintext, additionalData: $0) }
     }
 
     /// Seals `plaintext` bound to `additionalData` (a context's UTF-8 bytes).
@@ -111,7 +110,7 @@ extension SealingKey {
     func open(bytes sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
         let sealedWith = try SealedFormat.keyID(of: sealed)
         guard sealedWith == id else { throw SealError.wrongKey(sealedWith: sealedWith, given: [id]) }
-        return try openChecked(sealed, context: context)
+        return try withUTF8Bytes(context) { try openChecked(sealed, additionalData: $0) }
     }
 
     /// Opens a sealed string; see ``open(_:context:)``.
@@ -128,12 +127,6 @@ extension SealingKey {
     ///   when the opened bytes do not decode as `type`.
     public func open<Value: Decodable>(_ type: Value.Type, from sealed: some DataProtocol, context: String) throws -> Value {
         try Self.decode(type, from: open(sealed, context: context))
-    }
-
-    /// Opens `sealed`, whose version, length and key id are checked.
-    func openChecked(_ sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
-        var context = context
-        return try context.withUTF8 { try openChecked(sealed, additionalData: UnsafeRawBufferPointer($0)) }
     }
 
     /// Opens `sealed` (version, length and key id checked) bound to
@@ -216,8 +209,7 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
     /// Opens `sealed` with the key its header names.
     @usableFromInline
     func open(bytes sealed: UnsafeRawBufferPointer, context: String) throws -> Data {
-        var context = context
-        return try context.withUTF8 { try open(bytes: sealed, additionalData: UnsafeRawBufferPointer($0)) }
+        try withUTF8Bytes(context) { try open(bytes: sealed, additionalData: $0) }
     }
 
     /// Opens `sealed` with the key its header names, bound to `additionalData`.

@@ -92,12 +92,12 @@ enum StoreSchema {
         }
     }
 
-    /// The wrapped data keys of store `name`, by id.
     /// The id of the store's current data key, or nil when there is no such store.
     static func currentKey(_ db: Database, store name: String) throws -> Int64? {
         try db.cachedStatement("SELECT current_key FROM dbcrypt_sealed_store WHERE name = ?").query(values: name).next()?[0]
     }
 
+    /// The wrapped data keys of store `name`, by id.
     static func wrappedKeys(_ db: Database, store name: String) throws -> [UInt32: Data] {
         var keys: [UInt32: Data] = [:]
         for row in try db.fetchAll("SELECT id, wrapped FROM dbcrypt_sealed_key WHERE store = ?", [name]) {
