@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "DBCrypt", targets: ["DBCrypt"]),
         .library(name: "DBCryptSeal", targets: ["DBCryptSeal"]),
+        .library(name: "SQLCipherFormat", targets: ["SQLCipherFormat"]),
         .executable(name: "dbcrypt", targets: ["dbcrypt"]),
     ],
     dependencies: [
@@ -41,10 +42,14 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // AES-256-CBC, page HMACs and PBKDF2 with keys set up once per file, on OpenSSL's libcrypto.
+        .target(name: "CPageCipher", linkerSettings: [.linkedLibrary("crypto")]),
+        // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
+        .target(name: "SQLCipherFormat", dependencies: ["CPageCipher"]),
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
-            dependencies: ["DBCrypt", "DBCryptSeal", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["DBCrypt", "DBCryptSeal", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
@@ -62,6 +67,7 @@ let package = Package(
             dependencies: ["DBCryptSeal", "CSealCipher", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
+        .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPageCipher", "DBCrypt", "TestSupport"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],

@@ -1,0 +1,158 @@
+/// What a decryption or a recovery wrote.
+public struct DecryptionSummary: Sendable {
+    /// Pages in the plaintext file.
+    public let pageCount: Int
+    /// How many of them came from committed frames of the `-wal` file.
+    public let pagesFromLog: Int
+    /// Pages written as zeros because they did not authenticate or were
+    /// missing (a recovery only; a decryption refuses such a file).
+    public let zeroedPages: [Int]
+}
+
+extension EncryptedDatabaseFile {
+    /// Writes the database as a plaintext SQLite file that any SQLite reads:
+    /// every page decrypted and authenticated, the transactions committed in
+    /// the `-wal` beside it applied (as SQLite would read them), the header
+    /// restored and set to rollback-journal mode. Pages keep SQLCipher's
+    /// reserved bytes (zeroed), which SQLite reads as it reads any reserve.
+    ///
+    /// `output` must not exist, or be empty; it is created with mode 0600 and
+    /// flushed to disk. On any failure it is removed.
+    ///
+    /// - throws: ``SQLCipherFormatError/damaged(path:pages:)`` naming every page that
+    ///   does not authenticate or is missing; `destinationExists`, `cannotWrite`,
+    ///   `cannotRead`; `cancelled` when `progress` returns false.
+    public func decrypt(to output: String, progress: ((Int, Int) -> Bool)? = nil) throws -> DecryptionSummary {
+        try writePlaintext(to: output, salvaging: false, progress: progress)
+    }
+
+    /// Writes what can be read of a damaged database as a plaintext SQLite
+    /// file: as ``decrypt(to:progress:)``, but a page that does not
+    /// authenticate (or is missing) becomes zeros, and a damaged page 1 a
+    /// fresh header with an empty schema, so that SQLite's own recovery
+    /// (the `sqlite3` shell's `.recover`) can find the tables' pages.
+    ///
+    /// - throws: `destinationExists`, `cannotWrite`, `cannotRead`, `cancelled`.
+    public func recoverPages(to output: String, progress: ((Int, Int) -> Bool)? = nil) throws -> DecryptionSummary {
+        try writePlaintext(to: output, salvaging: true, progress: progress)
+    }
+
+    private func writePlaintext(to output: String, salvaging: Bool, progress: ((Int, Int) -> Bool)?) throws -> DecryptionSummary {
+        let pageSize = parameters.pageSize
+        let log = try CommittedLog(beside: path, pageSize: pageSize)
+        let filePages = Int(reader.size / Int64(pageSize))
+        let firstPage = try reader.read(pageSize, at: 0)
+        let header = firstPage.count == pageSize && (firstPageAuthenticates || !cipher.authenticates)
+            ? firstPage.withUnsafeBytes { Self.decryptedHeader($0, cipher) } : nil
+        let total = log?.databaseSize ?? header?.validPageCount ?? filePages
+        let writer = try FileWriter(creating: output)
+        var finished = false
+        defer { if !finished { writer.discard() } }
+
+        let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { page.deallocate(); plain.deallocate() }
+        var damaged: [Int] = []
+        var fromLog = 0
+        for number in 1...max(total, 1) {
+            var found = false
+            if let offset = log?.pages[UInt32(number)] {
+                found = try log!.reader.read(into: page, at: offset) == pageSize
+                fromLog += 1
+            } else if number <= filePages {
+                found = try reader.read(into: page, at: Int64(number - 1) * Int64(pageSize)) == pageSize
+            }
+            let readable = found && (!cipher.authenticates || cipher.authenticates(UnsafeRawBufferPointer(page), number: UInt32(number)))
+            if readable {
+                guard cipher.decrypt(UnsafeRawBufferPointer(page), number: UInt32(number), into: plain) else {
+                    throw SQLCipherFormatError.cannotRead(path: path, reason: "OpenSSL failed to decrypt page \(number)")
+                }
+                if number == 1 { restoreHeader(plain, from: UnsafeRawBufferPointer(page)) }
+            } else {
+                damaged.append(number)
+                plain.initializeMemory(as: UInt8.self, repeating: 0)
+                if number == 1 { writeFreshHeader(plain, pageCount: total) }
+            }
+            if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(plain)) }
+            if number % 256 == 0, let progress, !progress(number, total) { throw SQLCipherFormatError.cancelled }
+        }
+        guard damaged.isEmpty || salvaging else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }
+        try writer.finish()
+        finished = true
+        _ = progress?(total, total)
+        return DecryptionSummary(pageCount: total, pagesFromLog: fromLog, zeroedPages: damaged)
+    }
+
+    /// Puts back what page 1's first bytes held before SQLCipher: the magic
+    /// (or the clear header as it is), and marks the file rollback-journal
+    /// mode, since the plaintext copy has no `-wal` of its own.
+    private func restoreHeader(_ plain: UnsafeMutableRawBufferPointer, from page: UnsafeRawBufferPointer) {
+        if parameters.plaintextHeaderSize > 0 {
+            plain.copyMemory(from: UnsafeRawBufferPointer(rebasing: page[0..<parameters.plaintextHeaderSize]))
+        }
+        plain.copyBytes(from: SQLiteHeader.magic)
+        plain[18] = 1
+        plain[19] = 1
+    }
+
+    /// A header and an empty schema table for a page 1 that did not authenticate.
+    private func writeFreshHeader(_ plain: UnsafeMutableRawBufferPointer, pageCount: Int) {
+        let pageSize = parameters.pageSize
+        func put(_ value: UInt32, at offset: Int) {
+            for index in 0..<4 { plain[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(index))) }
+        }
+        plain.copyBytes(from: SQLiteHeader.magic)
+        plain[16] = UInt8(truncatingIfNeeded: (pageSize == 65536 ? 1 : pageSize) >> 8)
+        plain[17] = UInt8(truncatingIfNeeded: pageSize == 65536 ? 1 : pageSize)
+        plain[18] = 1
+        plain[19] = 1
+        plain[20] = UInt8(parameters.reserveSize)
+        plain[21] = 64
+        plain[22] = 32
+        plain[23] = 32
+        put(1, at: 24)                          // change counter
+        put(UInt32(clamping: pageCount), at: 28)
+        put(1, at: 40)                          // schema cookie
+        put(4, at: 44)                          // schema format
+        put(1, at: 56)                          // UTF-8
+        put(1, at: 92)                          // version-valid-for = change counter
+        put(3_015_002, at: 96)
+        // An empty table b-tree leaf: sqlite_master with no rows.
+        plain[100] = 13
+        let contentStart = pageSize - parameters.reserveSize
+        plain[105] = UInt8(truncatingIfNeeded: contentStart >> 8)
+        plain[106] = UInt8(truncatingIfNeeded: contentStart)
+    }
+}
+
+/// The pages of the transactions committed in a `-wal` file, as SQLite reads
+/// them: frames up to the last commit frame before the checksum chain or the
+/// salts break, the latest frame of each page winning.
+struct CommittedLog {
+    let reader: FileReader
+    /// Where each page's latest committed image starts in the log.
+    let pages: [UInt32: Int64]
+    /// The database's size in pages after the last commit.
+    let databaseSize: Int
+
+    /// Nil when there is no log beside `databasePath`, or no commit in it.
+    init?(beside databasePath: String, pageSize: Int) throws {
+        guard let log = try WriteAheadLog.beside(databasePath, pageSize: pageSize), log.headerIsValid else { return nil }
+        var committed: [UInt32: Int64] = [:], pending: [UInt32: Int64] = [:]
+        var size = 0
+        var broken = false
+        try log.scan({ frame, _ in
+            guard !broken, frame.headerMatches else { broken = true; return }
+            pending[frame.pageNumber] = log.pageRange(of: frame).lowerBound
+            if frame.commitSize > 0 {
+                committed.merge(pending) { $1 }
+                pending = [:]
+                size = Int(frame.commitSize)
+            }
+        }, cutShort: { _, _ in })
+        guard size > 0 else { return nil }
+        reader = log.reader
+        pages = committed.filter { Int($0.key) <= size }
+        databaseSize = size
+    }
+}

@@ -1,0 +1,120 @@
+/// A SQLCipher database file opened with its key, read without SQLCipher:
+/// its settings found (or given), its page keys derived once.
+///
+/// ```swift
+/// let file = try EncryptedDatabaseFile(path: "app.db", key: .passphrase("secret"))
+/// let report = try file.verify()
+/// print(report.damage.isEmpty ? "intact" : "\(report.damage.count) damaged pages")
+/// ```
+///
+/// Opening tries the given settings, or else SQLCipher 4, 3, 2 and 1 with
+/// every page size, on page 1's HMAC. When page 1 does not authenticate
+/// under any of them but page 2 does, the key is right and page 1 is
+/// damaged: the file opens, and ``firstPageAuthenticates`` is false.
+/// One thread at a time.
+public final class EncryptedDatabaseFile {
+    /// The file's path.
+    public let path: String
+    /// The settings the file was written with.
+    public let parameters: CipherParameters
+    /// The file's 16-byte salt (not a secret): its first 16 bytes, or the
+    /// one given for a file with a plaintext header.
+    public let salt: [UInt8]
+    /// False when page 1 does not authenticate and page 2 vouched for the key instead.
+    public let firstPageAuthenticates: Bool
+
+    let reader: FileReader
+    let cipher: PageCipher
+
+    /// Opens `path` with `key`.
+    ///
+    /// - parameters:
+    ///   - parameters: the file's settings; nil to try the standard ones.
+    ///   - salt: the salt of a file with a plaintext header, unless `key` is a raw key with its salt.
+    /// - throws: ``SQLCipherFormatError``: `fileNotFound`, `cannotRead`,
+    ///   `tooShort`, `notEncrypted` (a plaintext SQLite file), `saltNeeded`
+    ///   (a plaintext header and no salt), `wrongKey` (no setting authenticates),
+    ///   `invalidParameters`, `invalidKey` (a salt not 16 bytes).
+    public init(path: String, key: FileKey, parameters: CipherParameters? = nil, salt: [UInt8]? = nil) throws {
+        try parameters?.validate()
+        if let salt, salt.count != 16 { throw SQLCipherFormatError.invalidKey("a salt is 16 bytes, not \(salt.count)") }
+        let reader = try FileReader(path: path)
+        guard reader.size >= 512 else { throw SQLCipherFormatError.tooShort(path: path, size: reader.size) }
+        let start = try reader.read(2 * 65536, at: 0)
+        let clearHeader = Array(start[0..<16]) == SQLiteHeader.magic
+        if clearHeader && parameters.map({ $0.plaintextHeaderSize == 0 }) ?? SQLiteHeader.isPlaintextDatabase(start) {
+            throw SQLCipherFormatError.notEncrypted(path: path)
+        }
+        let saltOutside = clearHeader || (parameters?.plaintextHeaderSize ?? 0) > 0
+        guard let fileSalt = saltOutside ? key.salt ?? salt : key.salt ?? Array(start[0..<16]) else {
+            throw SQLCipherFormatError.saltNeeded(path: path)
+        }
+        let candidates = parameters.map { [$0] } ?? Self.standardCandidates(clearHeader: clearHeader ? start : nil)
+        var keys: [String: Secret] = [:]  // encryption keys by KDF, each derived once
+        var secondPageMatch: PageCipher?
+        for candidate in candidates {
+            let kdf = "\(candidate.kdfHash) \(candidate.kdfIterations)"
+            let encryptionKey = try keys[kdf] ?? PageCipher.encryptionKey(
+                key, salt: fileSalt, kdfHash: candidate.kdfHash, iterations: candidate.kdfIterations)
+            keys[kdf] = encryptionKey
+            let cipher = try PageCipher(encryptionKey: encryptionKey, salt: fileSalt, parameters: candidate)
+            if Self.firstPageMatches(start, cipher) {
+                (self.path, self.reader, self.cipher, self.parameters, self.salt) = (path, reader, cipher, candidate, fileSalt)
+                firstPageAuthenticates = true
+                return
+            }
+            if secondPageMatch == nil, cipher.authenticates, start.count >= 2 * candidate.pageSize,
+               start[candidate.pageSize..<2 * candidate.pageSize].withUnsafeBytes({ cipher.authenticates($0, number: 2) }) {
+                secondPageMatch = cipher
+            }
+        }
+        guard let cipher = secondPageMatch else {
+            let tried = parameters.map { "\($0)" } ?? "SQLCipher 4, 3, 2 and 1 settings with every page size"
+            throw SQLCipherFormatError.wrongKey(path: path, triedSettings: tried)
+        }
+        (self.path, self.reader, self.cipher, self.parameters, self.salt) = (path, reader, cipher, cipher.parameters, fileSalt)
+        firstPageAuthenticates = false
+    }
+
+    /// Pages in the file, the last one counted even when the file ends inside it.
+    public var pageCount: Int { Int((reader.size + Int64(parameters.pageSize) - 1) / Int64(parameters.pageSize)) }
+
+    /// The standard sets to try, each with its own page size first, then
+    /// every other; with a plaintext header, the page size it states.
+    private static func standardCandidates(clearHeader: [UInt8]?) -> [CipherParameters] {
+        var candidates: [CipherParameters] = []
+        let statedSize = clearHeader.flatMap { SQLiteHeader($0)?.pageSize }
+        for standard in CipherParameters.standard {
+            let sizes = statedSize.map { [$0] } ?? [standard.pageSize] + CipherParameters.pageSizes.filter { $0 != standard.pageSize }
+            for size in sizes {
+                for headerSize in clearHeader == nil ? [0] : [32, 16, 48, 64, 80, 96] {
+                    var candidate = standard
+                    candidate.pageSize = size
+                    candidate.plaintextHeaderSize = headerSize
+                    candidates.append(candidate)
+                }
+            }
+        }
+        return candidates
+    }
+
+    /// Whether page 1 in `start` is this key's under `cipher`'s settings: its
+    /// HMAC, or with no HMAC (SQLCipher 1), a header that decrypts to SQLite's
+    /// with the page size and reserve of those settings.
+    private static func firstPageMatches(_ start: [UInt8], _ cipher: PageCipher) -> Bool {
+        let size = cipher.parameters.pageSize
+        guard start.count >= size else { return false }
+        return start[0..<size].withUnsafeBytes { page in
+            if cipher.authenticates { return cipher.authenticates(page, number: 1) }
+            guard let header = decryptedHeader(page, cipher) else { return false }
+            return header.pageSize == size && header.reserve == cipher.parameters.reserveSize
+        }
+    }
+
+    /// Page 1's SQLite header, decrypted (not authenticated), or nil if it is not one.
+    static func decryptedHeader(_ page: UnsafeRawBufferPointer, _ cipher: PageCipher) -> SQLiteHeader? {
+        var plain = [UInt8](repeating: 0, count: page.count)
+        let ok = plain.withUnsafeMutableBytes { cipher.decrypt(page, number: 1, into: $0) }
+        return ok ? SQLiteHeader(plain) : nil
+    }
+}

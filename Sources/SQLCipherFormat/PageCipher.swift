@@ -1,0 +1,112 @@
+import CPageCipher
+
+/// One file's page keys and layout: authenticates, decrypts and encrypts
+/// its pages exactly as SQLCipher does (`sqlcipher_page_cipher`).
+///
+/// A page is `[content][IV 16][HMAC][padding]`: the content, from byte 0
+/// (page 1: after the salt or the plaintext header) to `pageSize - reserve`,
+/// is AES-256-CBC without padding under the IV; the HMAC covers the
+/// encrypted content and the IV, then the page number in four bytes.
+/// One thread at a time.
+final class PageCipher {
+    let parameters: CipherParameters
+    /// The AES key, kept for a copy of the file with other settings (a new plaintext header).
+    let encryptionKey: Secret
+    private let keys: OpaquePointer
+
+    /// Keys for a file with `salt`: `encryptionKey` (32 bytes) for AES, and
+    /// the HMAC key derived from it as SQLCipher does (PBKDF2 with the salt
+    /// XOR the mask, 2 iterations).
+    ///
+    /// - throws: ``SQLCipherFormatError/invalidParameters(_:)`` when OpenSSL cannot make the keys.
+    init(encryptionKey: Secret, salt: [UInt8], parameters: CipherParameters) throws {
+        self.parameters = parameters
+        self.encryptionKey = encryptionKey
+        var hmacKey = [UInt8](repeating: 0, count: 32)
+        defer { hmacKey.withUnsafeMutableBytes { dbcrypt_page_wipe($0.baseAddress, $0.count) } }
+        let hmacSalt = salt.map { $0 ^ parameters.hmacSaltMask }
+        let made: OpaquePointer? = encryptionKey.withBytes { key in
+            if parameters.hmacHash != nil {
+                guard dbcrypt_page_pbkdf2(parameters.kdfHash.cValue, key.baseAddress, key.count, hmacSalt, hmacSalt.count,
+                                          UInt32(parameters.hmacKDFIterations), &hmacKey, hmacKey.count) == 1 else { return nil }
+            }
+            return dbcrypt_page_keys_new(key.baseAddress, parameters.hmacHash?.cValue ?? 0, hmacKey, hmacKey.count)
+        }
+        guard let made else { throw SQLCipherFormatError.invalidParameters("OpenSSL could not set up these keys") }
+        keys = made
+    }
+
+    deinit { dbcrypt_page_keys_free(keys) }
+
+    /// The encryption key of `key` for a file with `salt`: a raw key as it
+    /// is, a passphrase through PBKDF2 with the file's KDF settings.
+    ///
+    /// - throws: ``SQLCipherFormatError/invalidParameters(_:)`` when PBKDF2 fails.
+    static func encryptionKey(_ key: FileKey, salt: [UInt8], kdfHash: CipherHash, iterations: Int) throws -> Secret {
+        if key.isRaw { return key.secret }
+        var derived = [UInt8](repeating: 0, count: 32)
+        defer { derived.withUnsafeMutableBytes { dbcrypt_page_wipe($0.baseAddress, $0.count) } }
+        let ok = key.secret.withBytes { pass in
+            dbcrypt_page_pbkdf2(kdfHash.cValue, pass.baseAddress, pass.count, salt, salt.count, UInt32(iterations), &derived, 32)
+        }
+        guard ok == 1 else { throw SQLCipherFormatError.invalidParameters("PBKDF2 failed") }
+        return Secret(derived)
+    }
+
+    /// Where page `number`'s encrypted content begins.
+    func contentStart(_ number: UInt32) -> Int { number == 1 ? parameters.firstPageOffset : 0 }
+
+    /// Whether a page carries an HMAC at all (not in SQLCipher 1 files).
+    var authenticates: Bool { parameters.hmacHash != nil }
+
+    /// Whether `page` (one whole page) is page `number` as written with these
+    /// keys. Always false for files with no HMAC.
+    func authenticates(_ page: UnsafeRawBufferPointer, number: UInt32) -> Bool {
+        guard let hash = parameters.hmacHash, page.count == parameters.pageSize else { return false }
+        let start = contentStart(number), ivEnd = parameters.contentEnd + 16
+        var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        return withUnsafeMutableBytes(of: &mac) { mac in
+            var pgno = pageNumberBytes(number)
+            guard dbcrypt_page_hmac(keys, page.baseAddress! + start, ivEnd - start, &pgno, mac.baseAddress) == 1 else { return false }
+            return dbcrypt_page_equal(mac.baseAddress, page.baseAddress! + ivEnd, hash.digestSize) == 1
+        }
+    }
+
+    /// Decrypts page `number` into `out` (a page's size): the content in place,
+    /// the reserve zeroed; bytes before the content (page 1's salt or header)
+    /// are left for the caller. Does not authenticate. False if OpenSSL failed.
+    func decrypt(_ page: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        let start = contentStart(number), end = parameters.contentEnd
+        guard page.count == parameters.pageSize, out.count == parameters.pageSize else { return false }
+        guard dbcrypt_page_cbc(keys, 0, page.baseAddress! + end, page.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
+            return false
+        }
+        (out.baseAddress! + end).initializeMemory(as: UInt8.self, repeating: 0, count: parameters.reserveSize)
+        return true
+    }
+
+    /// Encrypts the plaintext page `number` into `out` under a fresh random
+    /// IV, with its HMAC and random padding, as SQLCipher writes it; bytes
+    /// before the content are left for the caller. False if OpenSSL failed.
+    func encrypt(_ plain: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        let start = contentStart(number), end = parameters.contentEnd
+        guard plain.count == parameters.pageSize, out.count == parameters.pageSize else { return false }
+        var generator = SystemRandomNumberGenerator()
+        for index in end..<parameters.pageSize { out[index] = generator.next() }
+        guard dbcrypt_page_cbc(keys, 1, out.baseAddress! + end, plain.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
+            return false
+        }
+        guard parameters.hmacHash != nil else { return true }
+        var pgno = pageNumberBytes(number)
+        return dbcrypt_page_hmac(keys, out.baseAddress! + start, end + 16 - start, &pgno, out.baseAddress! + end + 16) == 1
+    }
+
+    private func pageNumberBytes(_ number: UInt32) -> (UInt8, UInt8, UInt8, UInt8) {
+        let value: UInt32 = switch parameters.hmacPageNumber {
+        case .littleEndian: number.littleEndian
+        case .bigEndian: number.bigEndian
+        case .native: number
+        }
+        return withUnsafeBytes(of: value) { ($0[0], $0[1], $0[2], $0[3]) }
+    }
+}

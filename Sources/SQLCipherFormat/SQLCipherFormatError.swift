@@ -1,0 +1,67 @@
+/// What can go wrong reading or writing a SQLCipher file without SQLCipher.
+/// Each description is one sentence that says what to do next; none holds a key.
+public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Nothing at the path.
+    case fileNotFound(path: String)
+    /// The file exists but cannot be read (permissions, a directory, an I/O error).
+    case cannotRead(path: String, reason: String)
+    /// A file cannot be created or written (permissions, a full disk).
+    case cannotWrite(path: String, reason: String)
+    /// The output exists already; nothing was written.
+    case destinationExists(path: String)
+    /// The file is a plaintext SQLite database, not an encrypted one.
+    case notEncrypted(path: String)
+    /// The file is shorter than one page of any size: not a database.
+    case tooShort(path: String, size: Int64)
+    /// The file keeps a plaintext header, so its salt is not in it.
+    case saltNeeded(path: String)
+    /// No page 1 or 2 authenticates with this key under the settings tried.
+    case wrongKey(path: String, triedSettings: String)
+    /// The settings are not ones SQLCipher writes.
+    case invalidParameters(String)
+    /// The key is not of a form SQLCipher accepts.
+    case invalidKey(String)
+    /// Pages do not authenticate, so the file cannot be converted or decrypted whole.
+    case damaged(path: String, pages: [Int])
+    /// The file has a `-wal` beside it with frames not yet in the database.
+    case unfinishedLog(path: String)
+    /// The caller asked to stop; nothing was left behind.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case let .fileNotFound(path):
+            "No file at \(path): check the path."
+        case let .cannotRead(path, reason):
+            "Cannot read \(path): \(reason)."
+        case let .cannotWrite(path, reason):
+            "Cannot write \(path): \(reason); nothing was replaced."
+        case let .destinationExists(path):
+            "\(path) already exists: choose another output, or remove it first."
+        case let .notEncrypted(path):
+            "\(path) is a plaintext SQLite database, not an encrypted one: open it with any SQLite."
+        case let .tooShort(path, size):
+            "\(path) is \(size) bytes, shorter than one database page: it is not a database, or it was cut short."
+        case let .saltNeeded(path):
+            "\(path) keeps its first bytes in the clear (a plaintext header), so its salt is not in the file: give the salt, or a raw key with its salt."
+        case let .wrongKey(path, tried):
+            "No page of \(path) authenticates with this key (tried \(tried)): the key is wrong, the file was written with other settings (give them), or its salt (bytes 0-15) is damaged."
+        case let .invalidParameters(reason):
+            "Invalid cipher settings: \(reason)."
+        case let .invalidKey(reason):
+            "Invalid key: \(reason)."
+        case let .damaged(path, pages):
+            "\(path) has \(pages.count) page(s) that do not authenticate (\(Self.list(pages))): run a verification to see them all, or recover what authenticates."
+        case let .unfinishedLog(path):
+            "\(path) has a -wal file with transactions not yet written into it: open it once with the app or SQLCipher to checkpoint them, then try again."
+        case .cancelled:
+            "Cancelled; nothing was changed."
+        }
+    }
+
+    /// The first few page numbers, then how many more.
+    static func list(_ pages: [Int]) -> String {
+        let shown = pages.prefix(8).map(String.init).joined(separator: ", ")
+        return pages.count > 8 ? "pages \(shown) and \(pages.count - 8) more" : (pages.count == 1 ? "page \(shown)" : "pages \(shown)")
+    }
+}

@@ -1,0 +1,46 @@
+/// The fields of SQLite's 100-byte database header that a page reader needs
+/// (https://sqlite.org/fileformat.html, section 1.3).
+struct SQLiteHeader {
+    /// "SQLite format 3" and a zero byte: the first 16 bytes of a plaintext
+    /// database, and of a SQLCipher file with a plaintext header.
+    static let magic: [UInt8] = Array("SQLite format 3\u{0}".utf8)
+
+    let pageSize: Int
+    let reserve: Int
+    let changeCounter: UInt32
+    let pageCount: UInt32
+    let versionValidFor: UInt32
+
+    /// The header in the first 100 bytes of `page`, or nil when its fixed
+    /// fields are not SQLite's (page size, file format versions, payload fractions).
+    /// Bytes 0-15 (the magic, or a salt) are not looked at.
+    init?(_ page: some Collection<UInt8>) {
+        let bytes = Array(page.prefix(100))
+        guard bytes.count == 100 else { return nil }
+        let rawSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        pageSize = rawSize == 1 ? 65536 : rawSize
+        reserve = Int(bytes[20])
+        guard CipherParameters.pageSizes.contains(pageSize), (1...2).contains(bytes[18]), (1...2).contains(bytes[19]),
+              bytes[21] == 64, bytes[22] == 32, bytes[23] == 32 else { return nil }
+        func word(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        changeCounter = word(24)
+        pageCount = word(28)
+        versionValidFor = word(92)
+    }
+
+    /// The page count the header vouches for: only when the header was last
+    /// written by a SQLite that keeps it (its version-valid-for matches the
+    /// change counter), as SQLite itself decides.
+    var validPageCount: Int? {
+        changeCounter == versionValidFor && pageCount > 0 ? Int(pageCount) : nil
+    }
+
+    /// Whether the first page of a file is a plaintext SQLite database's: the
+    /// magic, a valid header, the reserved-for-expansion bytes 72-91 zero and
+    /// a b-tree page type at byte 100. A SQLCipher file with a plaintext
+    /// header has the magic too, but its bytes past the header are encrypted.
+    static func isPlaintextDatabase(_ page: [UInt8]) -> Bool {
+        guard page.count > 100, Array(page[0..<16]) == magic, SQLiteHeader(page) != nil else { return false }
+        return page[72..<92].allSatisfy { $0 == 0 } && [2, 5, 10, 13].contains(page[100])
+    }
+}

@@ -1,0 +1,183 @@
+/// One page (or WAL frame) that is not as SQLCipher wrote it.
+public struct PageDamage: Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with it.
+    public enum Kind: String, Sendable, Hashable {
+        /// Its HMAC does not match its bytes: changed after it was written, or
+        /// written with another key.
+        case hmacMismatch = "HMAC mismatch"
+        /// The file ends inside it.
+        case shortPage = "short page"
+        /// Page 1 authenticates but does not hold a SQLite header, or a WAL
+        /// file's header is not SQLite's.
+        case badHeader = "bad header"
+        /// The file ends before the last page its header counts.
+        case missing = "missing"
+        /// A WAL frame's checksum or salts do not match the log's: SQLite
+        /// stops reading the log there, and ignores this frame and every later one.
+        case walFrameHeader = "WAL frame header mismatch"
+    }
+
+    /// Where the damage is.
+    public enum Location: Sendable, Hashable {
+        /// The database file.
+        case database
+        /// Frame `frame` (from 0) of the `-wal` file beside it.
+        case wal(frame: Int)
+    }
+
+    /// The page number, or nil for a WAL file's header.
+    public let page: Int?
+    /// The file it is in.
+    public let location: Location
+    /// Its bytes in that file.
+    public let byteRange: Range<Int64>
+    /// What is wrong.
+    public let kind: Kind
+
+    /// Damage from its parts.
+    public init(page: Int?, location: Location, byteRange: Range<Int64>, kind: Kind) {
+        self.page = page
+        self.location = location
+        self.byteRange = byteRange
+        self.kind = kind
+    }
+
+    /// "page 7 (bytes 24576-28671): HMAC mismatch", "WAL frame 3, page 2 (...)".
+    public var description: String {
+        let bytes = "bytes \(byteRange.lowerBound)-\(byteRange.upperBound - 1)"
+        switch location {
+        case .database:
+            return "page \(page ?? 0) (\(bytes)): \(kind.rawValue)"
+        case let .wal(frame):
+            return page.map { "WAL frame \(frame), page \($0) (\(bytes)): \(kind.rawValue)" } ?? "WAL header (\(bytes)): \(kind.rawValue)"
+        }
+    }
+}
+
+/// What a verification found.
+public struct VerificationReport: Sendable {
+    /// The settings the file was read with.
+    public let parameters: CipherParameters
+    /// Pages in the database file (a last, partial one counted).
+    public let pageCount: Int
+    /// Frames of the current log in the `-wal` file beside it (0 when there is none).
+    public let walFrameCount: Int
+    /// Whether pages carry HMACs; false for SQLCipher 1 files, whose pages cannot be verified.
+    public let authenticated: Bool
+    /// The damaged pages and frames, in file order: the first ``damageLimit``.
+    public let damage: [PageDamage]
+    /// How many damaged pages and frames there are in all.
+    public let damageCount: Int
+
+    /// How many damaged pages a report lists at most (its memory stays bounded on a 2 GiB file).
+    public static let damageLimit = 10_000
+
+    /// Whether nothing is damaged.
+    public var isIntact: Bool { damageCount == 0 }
+}
+
+extension EncryptedDatabaseFile {
+    /// Checks every page of the file (in use, free, or past the end of the
+    /// b-tree) and every frame of the current log in the `-wal` beside it,
+    /// reading a bounded window at a time. `progress`, if given, is called
+    /// with pages done and the total after each window, and returns false to stop.
+    ///
+    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``, or
+    ///   ``SQLCipherFormatError/cancelled`` when `progress` returned false.
+    public func verify(progress: ((Int, Int) -> Bool)? = nil) throws -> VerificationReport {
+        var collector = DamageCollector()
+        let pageSize = parameters.pageSize
+        let log = try WriteAheadLog.beside(path, pageSize: pageSize)
+        let total = pageCount + Int((log?.reader.size ?? 0) / Int64(pageSize))
+        var done = 0
+        try forEachWindow { first, window in
+            for (index, pageStart) in stride(from: 0, to: window.count, by: pageSize).enumerated() {
+                let number = first + index
+                let offset = Int64(number - 1) * Int64(pageSize)
+                let page = UnsafeRawBufferPointer(rebasing: window[pageStart..<min(pageStart + pageSize, window.count)])
+                guard page.count == pageSize else {
+                    collector.add(PageDamage(page: number, location: .database, byteRange: offset..<offset + Int64(page.count), kind: .shortPage))
+                    continue
+                }
+                if let kind = check(page, number: UInt32(number)) {
+                    collector.add(PageDamage(page: number, location: .database, byteRange: offset..<offset + Int64(pageSize), kind: kind))
+                }
+            }
+            done += window.count / pageSize
+            if let progress, !progress(done, total) { throw SQLCipherFormatError.cancelled }
+        }
+        if let missing = try missingPages() {
+            collector.add(missing)
+        }
+        var frames = 0
+        if let log {
+            if !log.headerIsValid {
+                collector.add(PageDamage(page: nil, location: .wal(frame: 0), byteRange: 0..<Int64(WriteAheadLog.headerSize), kind: .badHeader))
+            }
+            try log.scan({ frame, page in
+                frames += 1
+                // The frame's header is in the range: its page number is part of the HMAC.
+                let whole = frame.offset..<log.pageRange(of: frame).upperBound
+                if let kind = check(page, number: frame.pageNumber) {
+                    collector.add(PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: kind))
+                } else if !frame.headerMatches {
+                    collector.add(PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: .walFrameHeader))
+                }
+            }, cutShort: { index, range in
+                collector.add(PageDamage(page: nil, location: .wal(frame: index), byteRange: range, kind: .shortPage))
+            })
+        }
+        return VerificationReport(parameters: parameters, pageCount: pageCount, walFrameCount: frames,
+                                  authenticated: cipher.authenticates, damage: collector.damage, damageCount: collector.count)
+    }
+
+    /// What is wrong with one whole page, or nil.
+    private func check(_ page: UnsafeRawBufferPointer, number: UInt32) -> PageDamage.Kind? {
+        if cipher.authenticates {
+            guard cipher.authenticates(page, number: number) else { return .hmacMismatch }
+        }
+        if number == 1 {
+            guard let header = Self.decryptedHeader(page, cipher), header.pageSize == parameters.pageSize,
+                  header.reserve == parameters.reserveSize else { return .badHeader }
+        }
+        return nil
+    }
+
+    /// The pages page 1's header counts that the file does not have, as one damage.
+    private func missingPages() throws -> PageDamage? {
+        let page = try reader.read(parameters.pageSize, at: 0)
+        guard page.count == parameters.pageSize, firstPageAuthenticates || !cipher.authenticates,
+              let counted = page.withUnsafeBytes({ Self.decryptedHeader($0, cipher) })?.validPageCount else { return nil }
+        let have = Int(reader.size / Int64(parameters.pageSize))
+        guard counted > have else { return nil }
+        let size = Int64(parameters.pageSize)
+        return PageDamage(page: have + 1, location: .database, byteRange: Int64(have) * size..<Int64(counted) * size, kind: .missing)
+    }
+
+    /// Calls `body` with the file read a window of whole pages at a time (the
+    /// last window may end in a partial page), and the number of its first page.
+    func forEachWindow(_ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
+        let pageSize = parameters.pageSize
+        let pagesPerWindow = max(1, (1 << 20) / pageSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pagesPerWindow * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var first = 1
+        while Int64(first - 1) * Int64(pageSize) < reader.size {
+            let got = try reader.read(into: buffer, at: Int64(first - 1) * Int64(pageSize))
+            guard got > 0 else { break }
+            try body(first, UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+            first += pagesPerWindow
+        }
+    }
+}
+
+/// The damage list, bounded, and the full count.
+struct DamageCollector {
+    private(set) var damage: [PageDamage] = []
+    private(set) var count = 0
+
+    mutating func add(_ item: PageDamage) {
+        count += 1
+        if damage.count < VerificationReport.damageLimit { damage.append(item) }
+    }
+}
