@@ -107,7 +107,7 @@ public final class EncryptedDatabaseFile {
         return start[0..<size].withUnsafeBytes { page in
             if cipher.authenticates { return cipher.authenticates(page, number: 1) }
             guard let header = decryptedHeader(page, cipher) else { return false }
-            return header.pageSize == size && header.reserve == cipher.parameters.reserveSize
+            return header.pageSize == size && header.reserve >= cipher.parameters.reserveSize
         }
     }
 
@@ -115,6 +115,7 @@ public final class EncryptedDatabaseFile {
     static func decryptedHeader(_ page: UnsafeRawBufferPointer, _ cipher: PageCipher) -> SQLiteHeader? {
         var plain = [UInt8](repeating: 0, count: page.count)
         let ok = plain.withUnsafeMutableBytes { cipher.decrypt(page, number: 1, into: $0) }
+        plain.replaceSubrange(0..<cipher.parameters.plaintextHeaderSize, with: page[0..<cipher.parameters.plaintextHeaderSize])
         return ok ? SQLiteHeader(plain) : nil
     }
 }

@@ -138,7 +138,7 @@ extension EncryptedDatabaseFile {
         }
         if number == 1 {
             guard let header = Self.decryptedHeader(page, cipher), header.pageSize == parameters.pageSize,
-                  header.reserve == parameters.reserveSize else { return .badHeader }
+                  header.reserve >= parameters.reserveSize else { return .badHeader }
         }
         return nil
     }
