@@ -42,14 +42,12 @@ public final class EncryptedDatabaseFile {
         guard reader.size >= 512 else { throw SQLCipherFormatError.tooShort(path: path, size: reader.size) }
         let start = try reader.read(2 * 65536, at: 0)
         let clearHeader = Array(start[0..<16]) == SQLiteHeader.magic
-        if clearHeader && parameters.map({ $0.plaintextHeaderSize == 0 }) ?? SQLiteHeader.isPlaintextDatabase(start) {
-            throw SQLCipherFormatError.notEncrypted(path: path)
-        }
+        if clearHeader && SQLiteHeader.isPlaintextDatabase(start) { throw SQLCipherFormatError.notEncrypted(path: path) }
         let saltOutside = clearHeader || (parameters?.plaintextHeaderSize ?? 0) > 0
         guard let fileSalt = saltOutside ? key.salt ?? salt : key.salt ?? Array(start[0..<16]) else {
             throw SQLCipherFormatError.saltNeeded(path: path)
         }
-        let candidates = parameters.map { [$0] } ?? Self.standardCandidates(clearHeader: clearHeader ? start : nil)
+        let candidates = Self.candidates(given: parameters, clearHeader: clearHeader ? start : nil)
         var keys: [String: Secret] = [:]  // encryption keys by KDF, each derived once
         var secondPageMatch: PageCipher?
         for candidate in candidates {
@@ -79,15 +77,19 @@ public final class EncryptedDatabaseFile {
     /// Pages in the file, the last one counted even when the file ends inside it.
     public var pageCount: Int { Int((reader.size + Int64(parameters.pageSize) - 1) / Int64(parameters.pageSize)) }
 
-    /// The standard sets to try, each with its own page size first, then
-    /// every other; with a plaintext header, the page size it states.
-    private static func standardCandidates(clearHeader: [UInt8]?) -> [CipherParameters] {
+    /// The settings to try: the given ones, else the standard sets, each with
+    /// its own page size first, then every other. A file whose first bytes
+    /// are in the clear states its page size there, and is tried with every
+    /// plaintext header size unless one is given.
+    private static func candidates(given: CipherParameters?, clearHeader: [UInt8]?) -> [CipherParameters] {
         var candidates: [CipherParameters] = []
         let statedSize = clearHeader.flatMap { SQLiteHeader($0)?.pageSize }
-        for standard in CipherParameters.standard {
-            let sizes = statedSize.map { [$0] } ?? [standard.pageSize] + CipherParameters.pageSizes.filter { $0 != standard.pageSize }
+        for standard in given.map({ [$0] }) ?? CipherParameters.standard {
+            let sizes = given != nil ? [standard.pageSize]
+                : statedSize.map { [$0] } ?? [standard.pageSize] + CipherParameters.pageSizes.filter { $0 != standard.pageSize }
+            let headerSizes = clearHeader == nil || standard.plaintextHeaderSize > 0 ? [standard.plaintextHeaderSize] : [32, 16, 48, 64, 80, 96]
             for size in sizes {
-                for headerSize in clearHeader == nil ? [0] : [32, 16, 48, 64, 80, 96] {
+                for headerSize in headerSizes {
                     var candidate = standard
                     candidate.pageSize = size
                     candidate.plaintextHeaderSize = headerSize

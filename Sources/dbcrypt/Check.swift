@@ -1,47 +1,139 @@
 import ArgumentParser
 import DBCrypt
+import SQLCipherFormat
 
 /// `dbcrypt check`: does it open, and is it intact?
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check that a database opens with its key and is intact.",
         discussion: """
-            Opens the database read-only and runs SQLite's integrity check, which reads every \
-            page in use; on an encrypted database each page's HMAC is verified as it is read. \
-            A transaction that a stopped process left unfinished is rolled back first (as any \
-            SQLite program does when it opens the file to write), and a note says so. \
+            On an encrypted database, DBCrypt's own page reader first checks the HMAC of every \
+            page of the file (in use, free, or past the end of the b-tree) and of every frame \
+            in its -wal file, and names each damaged one: its page number, byte range and what \
+            is wrong. Then SQLite's integrity check reads the database through the linked \
+            SQLCipher (when it can open the file's settings). A transaction that a stopped \
+            process left unfinished is rolled back first (as any SQLite program does when it \
+            opens the file to write), and a note says so. \
             Exit status 0: intact; 3: wrong key or not a database; 4: damaged.
 
             Example:
               dbcrypt check app.db --key-env APP_KEY && echo intact
+              dbcrypt check app.db --key-env APP_KEY --json
             """)
 
     @Argument(help: "The database.")
     var database: String
 
+    @Flag(help: "Print the result as JSON, every damaged page listed.")
+    var json = false
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
 
     func run() throws {
         try reportingErrors {
             let format = try requireDatabaseFile(database)
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
-            let problems: [String]
-            var pages = 0
-            // A file SQLite finds malformed at open is DatabaseError.damaged: exit 4.
-            let db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
-            do {
-                pages = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
-                problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
-            } catch let error as DatabaseError where isDamage(error) {
-                problems = [error.description]
+            var result = CheckResult(path: database)
+            if let databaseKey, format == .notPlaintext || pageFormat.isGiven {
+                let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
+                result.pages = try file.verify()
             }
-            guard problems.isEmpty else {
-                printError("\(database) is damaged: " + problems.prefix(5).joined(separator: "; "))
+            if result.pages?.isIntact ?? true {
+                try checkThroughSQLite(databaseKey, into: &result)
+            }
+            print(json ? result.json : result.text)
+            guard result.isIntact else {
+                printError("\(database) is damaged: \(result.summary)")
                 throw ExitCode(ExitStatus.damaged)
             }
-            let kind = db.cipher.map { "encrypted, \($0)" } ?? "plaintext"
-            print("ok: \(database) opens (\(kind)) and all \(pages) pages are intact.")
         }
+    }
+
+    /// SQLite's integrity check through the linked SQLCipher, which reads every page in use.
+    private func checkThroughSQLite(_ databaseKey: DatabaseKey?, into result: inout CheckResult) throws {
+        let db: Database
+        do {
+            db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
+        } catch DatabaseError.wrongKeyOrNotADatabase where result.pages != nil {
+            result.linkedSQLCipherOpens = false  // settings only the page reader reads
+            return
+        }
+        defer { db.close() }
+        result.kind = db.cipher.map { "encrypted, \($0)" } ?? "plaintext"
+        do {
+            result.pageCount = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
+            result.problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
+        } catch let error as DatabaseError where isDamage(error) {
+            result.problems = [error.description]
+        }
+    }
+}
+
+/// What `check` found, printed as text or JSON.
+struct CheckResult {
+    let path: String
+    /// The page reader's report, for an encrypted file.
+    var pages: VerificationReport?
+    /// Whether the linked SQLCipher could open the file for SQLite's integrity check.
+    var linkedSQLCipherOpens = true
+    /// "plaintext", or "encrypted, <settings>" as the linked SQLCipher opened it.
+    var kind: String?
+    /// Pages SQLite counts.
+    var pageCount = 0
+    /// What SQLite's integrity check reported other than "ok".
+    var problems: [String] = []
+
+    var isIntact: Bool { (pages?.isIntact ?? true) && problems.isEmpty }
+
+    /// One sentence for stderr.
+    var summary: String {
+        if let pages, !pages.isIntact {
+            return "\(pages.damageCount) page(s) or frame(s) do not authenticate (listed above)."
+        }
+        return problems.prefix(5).joined(separator: "; ")
+    }
+
+    var text: String {
+        guard isIntact else {
+            guard let pages else { return "" }
+            var lines = pages.damage.map(\.description)
+            if pages.damageCount > pages.damage.count { lines.append("and \(pages.damageCount - pages.damage.count) more") }
+            return lines.joined(separator: "\n")
+        }
+        guard let pages else { return "ok: \(path) opens (\(kind ?? "plaintext")) and all \(pageCount) pages are intact." }
+        let frames = pages.walFrameCount > 0 ? " and its \(pages.walFrameCount) WAL frames" : ""
+        let verified = pages.authenticated ? "every page's HMAC verified" : "SQLCipher 1 pages carry no HMAC to verify"
+        let sqlite = linkedSQLCipherOpens ? "SQLite's integrity check passed"
+            : "the linked SQLCipher cannot open these settings, so SQLite's integrity check did not run"
+        return "ok: \(path) (\(pages.parameters)): all \(pages.pageCount) pages\(frames) are intact (\(verified); \(sqlite))."
+    }
+
+    var json: String {
+        var facts: [(String, JSONValue)] = [("path", .string(path)), ("intact", .bool(isIntact))]
+        if let pages {
+            facts.append(("settings", .string(pages.parameters.description)))
+            facts.append(("pages", .integer(Int64(pages.pageCount))))
+            facts.append(("walFrames", .integer(Int64(pages.walFrameCount))))
+            facts.append(("authenticated", .bool(pages.authenticated)))
+            facts.append(("damagedCount", .integer(Int64(pages.damageCount))))
+            facts.append(("damaged", .array(pages.damage.map(Self.json))))
+        } else {
+            facts.append(("pages", .integer(Int64(pageCount))))
+        }
+        facts.append(("integrityCheck", linkedSQLCipherOpens ? .array(problems.map(JSONValue.string)) : .null))
+        return JSONValue.object(facts).encoded
+    }
+
+    private static func json(_ damage: PageDamage) -> JSONValue {
+        var fields: [(String, JSONValue)] = [("page", damage.page.map { .integer(Int64($0)) } ?? .null)]
+        switch damage.location {
+        case .database: fields.append(("file", .string("database")))
+        case let .wal(frame): fields += [("file", .string("wal")), ("frame", .integer(Int64(frame)))]
+        }
+        fields += [("offset", .integer(damage.byteRange.lowerBound)), ("length", .integer(Int64(damage.byteRange.count))),
+                   ("kind", .string(damage.kind.rawValue))]
+        return .object(fields)
     }
 }

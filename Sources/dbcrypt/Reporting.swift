@@ -2,6 +2,7 @@ import ArgumentParser
 import DBCrypt
 import DBCryptSeal
 import Foundation
+import SQLCipherFormat
 
 /// Exit statuses, as `dbcrypt --help` documents them.
 enum ExitStatus {
@@ -25,6 +26,9 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as SchemaMigrationError {
         printError(error.description)
         throw ExitCode(ExitStatus.failure)
+    } catch let error as SQLCipherFormatError {
+        printError(error.description)
+        throw ExitCode(exitStatus(error))
     } catch let error as SealError {
         printError(error.description)
         switch error {

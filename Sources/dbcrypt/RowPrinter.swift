@@ -63,6 +63,7 @@ private extension DatabaseValue {
 /// Foundation JSON quirks (escaped slashes) appear.
 indirect enum JSONValue {
     case null
+    case bool(Bool)
     case number(Double)
     case integer(Int64)
     case string(String)
@@ -82,6 +83,7 @@ indirect enum JSONValue {
     var encoded: String {
         switch self {
         case .null: return "null"
+        case let .bool(b): return b ? "true" : "false"
         case let .integer(v): return String(v)
         case let .number(d): return d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)) : "null"
         case let .string(s): return Self.quote(s)

@@ -55,4 +55,44 @@ final class CheckCommandTests: XCTestCase {
         try bytes.write(to: URL(fileURLWithPath: path))
         XCTAssertEqual(try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment).status, 4)
     }
+
+    /// A change in page 1 (past the salt) is damage named as page 1, not a
+    /// wrong key: page 2 vouches for the key.
+    func testADamagedFirstPageIsNamedNotTakenForAWrongKey() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3000)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        var bytes = try contents(path)
+        bytes[1000] ^= 0x20
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let run = try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 4, run.stderr)
+        XCTAssertEqual(run.stdout, "page 1 (bytes 0-4095): HMAC mismatch\n")
+    }
+
+    /// Random single-byte changes anywhere past the salt: each exits 4 and
+    /// names the page it is in, in text and in JSON.
+    func testEveryChangedByteExitsFourNamingItsPage() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3000)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let original = try contents(path)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<12 {
+            var bytes = original
+            let offset = Int.random(in: 16..<bytes.count, using: &generator)
+            bytes[offset] ^= UInt8.random(in: 1...255, using: &generator)
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let page = offset / 4096 + 1
+            let json = round % 2 == 1
+            let run = try dbcrypt(["check", path, "--key-env", "KEY"] + (json ? ["--json"] : []), environment: keyEnvironment)
+            XCTAssertEqual(run.status, 4, "byte \(offset): \(run.stderr)")
+            if json {
+                XCTAssertTrue(run.stdout.contains(#""damaged":[{"page":\#(page),"file":"database","offset":\#((page - 1) * 4096),"length":4096,"kind":"HMAC mismatch"}]"#),
+                              run.stdout)
+            } else {
+                XCTAssertEqual(run.stdout, "page \(page) (bytes \((page - 1) * 4096)-\(page * 4096 - 1)): HMAC mismatch\n")
+            }
+        }
+    }
 }

@@ -135,6 +135,14 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         return length
     }
 
+    /// Hands `body` the bytes SQLCipher receives for this key: the passphrase,
+    /// or `x'<hex>'` for a raw key (with its salt). For readers of the file
+    /// format that do not go through SQLCipher (SQLCipherFormat); `body` must
+    /// not keep or copy them anywhere that outlives it.
+    public func withSQLCipherKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try material.withUnsafeBytes(body)
+    }
+
     /// Whether the key has no bytes (an empty passphrase).
     public var isEmpty: Bool { material.count == 0 }
 

@@ -1,0 +1,88 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+import SQLCipherFormat
+
+/// Settings only DBCrypt's page reader (SQLCipherFormat) reads: files the
+/// linked SQLCipher cannot open.
+struct PageFormatOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The salt of a file with a plaintext header (its first bytes in the clear), as 32 hex digits.",
+                               valueName: "HEX"))
+    var salt: String?
+
+    @Option(name: .customLong("kdf-algorithm"), help: ArgumentHelp("The PBKDF2 hash, if not the format's: sha1, sha256 or sha512.", valueName: "HASH"))
+    var kdfHash: CipherHash?
+
+    @Option(name: .customLong("hmac-algorithm"), help: ArgumentHelp("The page HMAC, if not the format's: sha1, sha256, sha512 or none.", valueName: "HASH"))
+    var hmacHash: String?
+
+    func validate() throws {
+        if let salt, saltBytes(salt) == nil { throw ValidationError("--salt takes 32 hex digits (16 bytes).") }
+        if let hmacHash, hmacHash != "none", CipherHash(argument: hmacHash) == nil {
+            throw ValidationError("--hmac-algorithm takes sha1, sha256, sha512 or none.")
+        }
+    }
+
+    /// The salt given, as bytes.
+    var saltValue: [UInt8]? { salt.flatMap(saltBytes) }
+
+    private func saltBytes(_ text: String) -> [UInt8]? {
+        var hex = Substring(text)
+        if hex.hasPrefix("x'") && hex.hasSuffix("'") { hex = hex.dropFirst(2).dropLast() }
+        let digits = Array(hex.utf8)
+        guard digits.count == 32 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: 32, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
+    /// The settings to read with: nil (try the standard ones) unless any
+    /// setting is given, then those on top of the format's.
+    func parameters(_ cipher: CipherOptions) -> CipherParameters? {
+        guard cipher.isGiven || kdfHash != nil || hmacHash != nil else { return nil }
+        var parameters: CipherParameters = cipher.format == .sqlcipher3 ? .sqlcipher3 : .sqlcipher4
+        if let pageSize = cipher.pageSize { parameters.pageSize = pageSize }
+        if let iterations = cipher.kdfIterations { parameters.kdfIterations = iterations }
+        if let kdfHash { parameters.kdfHash = kdfHash }
+        if let hmacHash { parameters.hmacHash = CipherHash(argument: hmacHash) }
+        return parameters
+    }
+
+    /// Whether anything here was given: the file needs the page reader.
+    var isGiven: Bool { salt != nil || kdfHash != nil || hmacHash != nil }
+
+    /// `path` opened by the page reader with `key`.
+    ///
+    /// - throws: ``SQLCipherFormatError``.
+    func open(_ path: String, key: DatabaseKey, cipher: CipherOptions) throws -> EncryptedDatabaseFile {
+        let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
+        return try EncryptedDatabaseFile(path: path, key: fileKey, parameters: parameters(cipher), salt: saltValue)
+    }
+}
+
+extension CipherHash: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(rawValue: argument.uppercased())
+    }
+}
+
+/// The exit status for what the page reader reports.
+func exitStatus(_ error: SQLCipherFormatError) -> Int32 {
+    switch error {
+    case .wrongKey, .tooShort, .notEncrypted, .saltNeeded: ExitStatus.wrongKeyOrNotADatabase
+    case .damaged: ExitStatus.damaged
+    default: ExitStatus.failure
+    }
+}
+
+/// The name of a file's first 16 bytes, read without a key: "salt" (a
+/// standard SQLCipher file, or not a database), "plaintext SQLite header"
+/// (a plaintext database, or a SQLCipher file with a plaintext header).
+func headerKind(of path: String) -> String {
+    guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 16) else { return "unreadable" }
+    try? handle.close()
+    return Array(head) == Array("SQLite format 3\u{0}".utf8) ? "plaintext SQLite header" : "salt (or not a database)"
+}
