@@ -74,6 +74,14 @@ public final class EncryptedDatabaseFile {
         firstPageAuthenticates = false
     }
 
+    /// Whether the file at `path` is a SQLCipher file with a plaintext
+    /// header: its first bytes are SQLite's header in the clear, but what
+    /// follows is not a plaintext database's. False when it cannot be read.
+    public static func hasPlaintextHeader(at path: String) -> Bool {
+        guard let reader = try? FileReader(path: path), let start = try? reader.read(4096, at: 0) else { return false }
+        return start.count >= 512 && Array(start[0..<16]) == SQLiteHeader.magic && !SQLiteHeader.isPlaintextDatabase(start)
+    }
+
     /// Pages in the file, the last one counted even when the file ends inside it.
     public var pageCount: Int { Int((reader.size + Int64(parameters.pageSize) - 1) / Int64(parameters.pageSize)) }
 

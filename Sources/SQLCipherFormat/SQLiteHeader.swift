@@ -22,10 +22,14 @@ struct SQLiteHeader {
         reserve = Int(bytes[20])
         guard CipherParameters.pageSizes.contains(pageSize), (1...2).contains(bytes[18]), (1...2).contains(bytes[19]),
               bytes[21] == 64, bytes[22] == 32, bytes[23] == 32 else { return nil }
-        func word(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-        changeCounter = word(24)
-        pageCount = word(28)
-        versionValidFor = word(92)
+        changeCounter = Self.word(bytes, 24)
+        pageCount = Self.word(bytes, 28)
+        versionValidFor = Self.word(bytes, 92)
+    }
+
+    /// The big-endian 32-bit word at `at`, as SQLite stores its integers.
+    static func word(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+        bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// The page count the header vouches for: only when the header was last

@@ -56,8 +56,8 @@ struct Check: ParsableCommand {
         let db: Database
         do {
             db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
-        } catch DatabaseError.wrongKeyOrNotADatabase where result.pages != nil {
-            result.linkedSQLCipherOpens = false  // settings only the page reader reads
+        } catch let error as DatabaseError where result.pages != nil && Self.onlyThePageReaderOpens(error) {
+            result.linkedSQLCipherOpens = false
             return
         }
         defer { db.close() }
@@ -67,6 +67,17 @@ struct Check: ParsableCommand {
             result.problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
         } catch let error as DatabaseError where isDamage(error) {
             result.problems = [error.description]
+        }
+    }
+}
+
+extension Check {
+    /// Whether the linked SQLCipher's `error` means settings only the page
+    /// reader reads (a plaintext header looks like a plaintext file to it).
+    static func onlyThePageReaderOpens(_ error: DatabaseError) -> Bool {
+        switch error {
+        case .wrongKeyOrNotADatabase, .notEncrypted: true
+        default: false
         }
     }
 }

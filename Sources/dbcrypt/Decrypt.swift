@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import SQLCipherFormat
 
 /// `dbcrypt decrypt`: encrypted to plaintext.
 struct Decrypt: ParsableCommand {
@@ -7,7 +8,10 @@ struct Decrypt: ParsableCommand {
         abstract: "Export an encrypted database to a plaintext one.",
         discussion: """
             The plaintext copy is written beside --output, checked, then renamed into place \
-            with mode 0600. The encrypted database is not changed.
+            with mode 0600. The encrypted database is not changed. A file the linked SQLCipher \
+            cannot open (SQLCipher 1 or 2 settings, other hashes, a plaintext header: give \
+            --salt) is decrypted by DBCrypt's own page reader instead, which says so; every \
+            page must authenticate (see dbcrypt recover for a damaged file).
 
             Example:
               dbcrypt decrypt app.db -o app-plain.db --key-env APP_KEY
@@ -24,16 +28,57 @@ struct Decrypt: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
 
     func run() throws {
         try reportingErrors {
-            if case .plaintext = try requireDatabaseFile(database) { throw DatabaseError.notEncrypted(path: database) }
+            if case .plaintext = try requireDatabaseFile(database), !pageFormat.isGiven {
+                throw DatabaseError.notEncrypted(path: database)
+            }
             let databaseKey = try key.key(prompt: "Key for \(database): ")
             var options = ExportOptions()
             options.replaceExisting = force
-            options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
-            try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: cipher.settings, to: output, options: options)
+            var linkedError: DatabaseError?
+            if !pageFormat.isGiven {
+                do {
+                    options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
+                    try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: cipher.settings, to: output, options: options)
+                    print("Decrypted \(database) to \(output).")
+                    return
+                } catch let error as DatabaseError where error.resultCode == 26 {
+                    linkedError = error  // perhaps settings the linked SQLCipher does not read: the page reader says
+                }
+            }
+            let file: EncryptedDatabaseFile
+            do {
+                file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
+            } catch SQLCipherFormatError.wrongKey where linkedError != nil {
+                throw linkedError!
+            }
+            let bar = ProgressBar.callback(label: "Decrypting", pageSize: file.parameters.pageSize)
+            try DatabaseEncryption.replaceFile(at: output, source: database, options: options, write: { newFile in
+                _ = try file.decrypt(to: newFile) { done, total in
+                    bar?(ExportProgress(completed: done, total: total))
+                    return true
+                }
+            }, check: checkPlaintext)
+            printError("note: the linked SQLCipher cannot open \(database) (\(file.parameters)); DBCrypt's page reader decrypted it.")
             print("Decrypted \(database) to \(output).")
         }
+    }
+}
+
+/// Opens a plaintext file the page reader wrote and runs SQLite's integrity check on it.
+///
+/// - throws: ``DatabaseError/verificationFailed(path:reason:)`` when SQLite finds a problem.
+func checkPlaintext(_ path: String) throws {
+    var options = Database.Options()
+    options.readOnly = true
+    options.create = false
+    let db = try Database(path: path, key: nil, options: options)
+    defer { db.close() }
+    let problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
+    guard problems.isEmpty else {
+        throw DatabaseError.verificationFailed(path: path, reason: problems.prefix(3).joined(separator: "; "))
     }
 }

@@ -77,12 +77,3 @@ func exitStatus(_ error: SQLCipherFormatError) -> Int32 {
     default: ExitStatus.failure
     }
 }
-
-/// The name of a file's first 16 bytes, read without a key: "salt" (a
-/// standard SQLCipher file, or not a database), "plaintext SQLite header"
-/// (a plaintext database, or a SQLCipher file with a plaintext header).
-func headerKind(of path: String) -> String {
-    guard let handle = FileHandle(forReadingAtPath: path), let head = try? handle.read(upToCount: 16) else { return "unreadable" }
-    try? handle.close()
-    return Array(head) == Array("SQLite format 3\u{0}".utf8) ? "plaintext SQLite header" : "salt (or not a database)"
-}

@@ -105,11 +105,14 @@ func printError(_ message: String) {
 }
 
 /// Refuses a path that is missing, a directory, or empty, before any key is asked.
+/// A SQLCipher file with a plaintext header counts as encrypted.
 func requireDatabaseFile(_ path: String) throws -> FileFormat {
     let format = try FileFormat.detect(at: path)
     switch format {
     case .missing: throw DatabaseError.fileNotFound(path: path)
     case .empty: throw emptyFileError(path)
+    // SQLite's header in the clear, then encrypted pages: an iOS app's database.
+    case .plaintext where EncryptedDatabaseFile.hasPlaintextHeader(at: path): return .notPlaintext
     default: return format
     }
 }

@@ -1,0 +1,108 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+import SQLCipherFormat
+
+/// `dbcrypt header`: a plaintext header for an iOS app's shared database, and back.
+struct Header: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Give an encrypted database a plaintext header (for iOS apps), or the standard layout back.",
+        discussion: """
+            An iOS app that shares a WAL database with an app extension must keep the first \
+            32 bytes of the file in the clear (the SQLite header), or the system kills it \
+            (0xdead10cc). With --plaintext-header 32, page 1 is encrypted again from byte 32 \
+            on and its first 32 bytes written in the clear; the key stays the same, but the \
+            salt is no longer in the file: dbcrypt prints it, and SQLCipher opens the file with \
+            PRAGMA cipher_plaintext_header_size = 32 and PRAGMA cipher_salt = "x'<salt>'". \
+            --plaintext-header 0 puts the salt back in front (give the salt with --salt). \
+            The new file is written beside the database (or --output), checked, then renamed \
+            into place. Close every program that has the database open first.
+
+            Example:
+              dbcrypt header app.db --plaintext-header 32 --key-env APP_KEY
+              dbcrypt header app.db --plaintext-header 0 --salt 00112233445566778899aabbccddeeff --key-env APP_KEY
+            """)
+
+    @Argument(help: "The encrypted database.")
+    var database: String
+
+    @Option(help: ArgumentHelp("Bytes of page 1 to keep in the clear: a multiple of 16 up to 96 (iOS: 32), or 0 for the standard layout.",
+                               valueName: "BYTES"))
+    var plaintextHeader: Int
+
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write the converted copy here instead of replacing the database.", valueName: "PATH"))
+    var output: String?
+
+    @Flag(help: "Replace --output if it exists; replace a database with other hard links.")
+    var force = false
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
+
+    func run() throws {
+        try reportingErrors {
+            _ = try requireDatabaseFile(database)
+            let databaseKey = try key.key(prompt: "Key for \(database): ")
+            let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
+            guard file.parameters.plaintextHeaderSize != plaintextHeader else {
+                print("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
+                return
+            }
+            if let user = SQLiteLocks.holder(of: database) {
+                throw CLIError("\(database) is in use (\(user)): close every program that has it open, then try again.")
+            }
+            var options = ExportOptions()
+            options.replaceExisting = force
+            options.replaceHardLinkedFile = force
+            let destination = output ?? database
+            try DatabaseEncryption.replaceFile(at: destination, inPlace: output == nil, source: output == nil ? nil : database,
+                                               options: options, write: { newFile in
+                _ = try file.convertHeader(to: newFile, plaintextHeaderSize: plaintextHeader)
+            }, check: { newFile in
+                let fileKey = databaseKey.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
+                var parameters = file.parameters
+                parameters.plaintextHeaderSize = plaintextHeader
+                let report = try EncryptedDatabaseFile(path: newFile, key: fileKey, parameters: parameters, salt: file.salt).verify()
+                guard report.isIntact else {
+                    throw DatabaseError.verificationFailed(path: newFile, reason: "\(report.damageCount) pages do not authenticate")
+                }
+            })
+            let salt = file.salt.map { String(format: "%02x", $0) }.joined()
+            if plaintextHeader == 0 {
+                print("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
+            } else {
+                print("""
+                    \(destination) keeps its first \(plaintextHeader) bytes in the clear. Its salt is no longer in the file: keep it.
+                    salt: \(salt)
+                    SQLCipher 4 opens it with PRAGMA cipher_plaintext_header_size = \(plaintextHeader) and PRAGMA cipher_salt = "x'\(salt)'".
+                    """)
+            }
+        }
+    }
+}
+
+/// Whether another process holds one of SQLite's locks on a database.
+enum SQLiteLocks {
+    /// A phrase naming who holds a lock on `path` (a transaction in rollback
+    /// mode: the lock bytes at 1 GiB; any open connection in WAL mode: the
+    /// `-shm` file's lock bytes), or nil when no one does.
+    static func holder(of path: String) -> String? {
+        if let pid = lockHolder(path, start: 0x4000_0000, length: 512) { return "process \(pid) is in a transaction" }
+        if let pid = lockHolder(path + "-shm", start: 120, length: 9) { return "process \(pid) has it open" }
+        return nil
+    }
+
+    private static func lockHolder(_ path: String, start: Int, length: Int) -> pid_t? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(start)
+        lock.l_len = off_t(length)
+        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
+        return lock.l_pid
+    }
+}

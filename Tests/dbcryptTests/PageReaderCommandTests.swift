@@ -1,0 +1,109 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// The commands that go through DBCrypt's page reader: files the linked
+/// SQLCipher cannot open, plaintext headers, and recovery.
+final class PageReaderCommandTests: XCTestCase {
+    private func sqlcipher419File(_ pragmas: [String]) throws -> String {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("peer.db").path
+        try runPeer(path, key: passphrase, """
+            import sqlcipher3
+            db = sqlcipher3.connect(path)
+            db.execute("PRAGMA key = '%s'" % key)
+            for pragma in args: db.execute("PRAGMA " + pragma)
+            db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)")
+            db.executemany("INSERT INTO note(title) VALUES (?)", [("note %d" % i,) for i in range(500)])
+            db.commit()
+            """, arguments: pragmas)
+        return path
+    }
+
+    private func titles(_ plain: String) throws -> [String] {
+        let db = try Database(path: plain)
+        defer { db.close() }
+        return try db.fetchAll(String.self, "SELECT title FROM note ORDER BY id")
+    }
+
+    func testDecryptFallsBackToThePageReaderForSettingsTheLinkedSQLCipherCannotOpen() throws {
+        let path = try sqlcipher419File(["cipher_compatibility = 2"])
+        let plain = path + ".plain"
+        let run = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("DBCrypt's page reader decrypted it"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("SQLCipher 2"), run.stderr)
+        XCTAssertEqual(try titles(plain), (0..<500).map { "note \($0)" })
+        let wrong = try dbcrypt(["decrypt", path, "-o", plain + "2", "--key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(wrong.status, 3, wrong.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: plain + "2"))
+    }
+
+    /// An iOS app's database: DBCrypt gives it a plaintext header, SQLCipher
+    /// 4.19 reads it with the printed salt, dbcrypt checks and decrypts it
+    /// with --salt, and puts the standard layout back.
+    func testAPlaintextHeaderForAnIOSAppAndBack() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 500)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let run = try dbcrypt(["header", path, "--plaintext-header", "32", "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let salt = try XCTUnwrap(run.stdout.split(separator: "\n").first { $0.hasPrefix("salt: ") }).dropFirst(6)
+        XCTAssertEqual(try contents(path).prefix(16), Data("SQLite format 3\u{0}".utf8))
+        XCTAssertEqual(try runPeer(path, key: passphrase, """
+            import sqlcipher3
+            db = sqlcipher3.connect(path)
+            db.execute("PRAGMA key = '%s'" % key)
+            db.execute("PRAGMA cipher_plaintext_header_size = 32")
+            db.execute("PRAGMA cipher_salt = \\"x'%s'\\"" % args[0])
+            print(db.execute("SELECT count(*) FROM note").fetchone()[0])
+            """, arguments: [String(salt)]), "500\n")
+
+        let unsalted = try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(unsalted.status, 3)
+        XCTAssertTrue(unsalted.stderr.contains("give the salt"), unsalted.stderr)
+        let check = try dbcrypt(["check", path, "--key-env", "KEY", "--salt", String(salt)], environment: keyEnvironment)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertTrue(check.stdout.contains("32-byte plaintext header"), check.stdout)
+        let plain = dir.appendingPathComponent("plain.db").path
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", String(salt)], environment: keyEnvironment)
+        XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
+        XCTAssertEqual(try titles(plain).count, 500)
+
+        let back = try dbcrypt(["header", path, "--plaintext-header", "0", "--key-env", "KEY", "--salt", String(salt)],
+                               environment: keyEnvironment)
+        XCTAssertEqual(back.status, 0, back.stderr)
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 500)
+        db.close()
+    }
+
+    func testRecoverBringsBackTheRowsOfEveryPageThatAuthenticates() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3000)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let intact = dir.appendingPathComponent("intact.db").path
+        let whole = try dbcrypt(["recover", path, "-o", intact, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        XCTAssertTrue(whole.stdout.contains("note: 3000 rows"), whole.stdout)
+        XCTAssertTrue(whole.stdout.contains("Every one of the"), whole.stdout)
+
+        var bytes = try contents(path)
+        let pages = bytes.count / 4096
+        for page in [1, pages / 2, pages - 1] { bytes[(page - 1) * 4096 + 300] ^= 0x55 }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let rescued = dir.appendingPathComponent("rescued.db").path
+        let run = try dbcrypt(["recover", path, "-o", rescued, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("3 of \(pages) pages did not authenticate and were lost (pages 1, \(pages / 2), \(pages - 1))"), run.stdout)
+        let db = try Database(path: rescued)
+        defer { db.close() }
+        let rows = try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table'")
+        XCTAssertTrue(rows.contains("lost_and_found"), "\(rows)")
+        let recovered = try db.fetchScalar(Int.self, "SELECT count(*) FROM lost_and_found") ?? 0
+        XCTAssertGreaterThan(recovered, 2500)
+        XCTAssertLessThan(recovered, 3002)
+        XCTAssertEqual(try contents(path), bytes, "the damaged file is left as it was")
+    }
+}
