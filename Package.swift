@@ -54,7 +54,7 @@ let package = Package(
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
             name: "DBCryptBenchmarks",
-            dependencies: ["DBCrypt", "CSQLCipher", "CCipherProvider"],
+            dependencies: ["DBCrypt", "CSQLCipher", "CCipherProvider", "SQLCipherFormat", "CPageCipher"],
             path: "Benchmarks/DBCryptBenchmarks"
         ),
         // A child process the tests kill mid-way or run under a file-size limit.

@@ -12,6 +12,7 @@ let package = Package(
         .executableTarget(name: "FuzzKeys", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
         .executableTarget(name: "FuzzFiles", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
         .executableTarget(name: "FuzzSQL", dependencies: [.product(name: "DBCrypt", package: "DBCrypt")]),
+        .executableTarget(name: "FuzzPages", dependencies: [.product(name: "SQLCipherFormat", package: "DBCrypt")]),
         .executableTarget(name: "FuzzSeal", dependencies: [
             .product(name: "DBCrypt", package: "DBCrypt"), .product(name: "DBCryptSeal", package: "DBCrypt"),
         ]),

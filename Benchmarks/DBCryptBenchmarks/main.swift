@@ -8,6 +8,7 @@
 //   DBCryptBenchmarks export [--rounds N] [--rows N]           W4
 //   DBCryptBenchmarks pool [--rounds N]                         W6
 //   DBCryptBenchmarks observe [--rounds N]                      W7
+//   DBCryptBenchmarks pages [--rounds N] [--megabytes N]        W9: the page reader
 //   DBCryptBenchmarks measure CONFIG ROWS
 //       one measurement in this process (the parent runs each in a child, so
 //       that the stock provider is measured in a process that never installed
@@ -43,6 +44,8 @@ case "profile-insert":
     try runInsertProfile(rows: option("--rows", default: 100_000))
 case "profile-scan":
     try runScanProfile(repeats: option("--repeats", default: 20), rows: option("--rows", default: 100_000))
+case "pages":
+    try runPageReaderBenchmark(rounds: option("--rounds", default: 5), megabytes: option("--megabytes", default: 256))
 case "insert-scan":
     try runInsertScanBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 default:

@@ -44,7 +44,11 @@ extension EncryptedDatabaseFile {
         let firstPage = try reader.read(pageSize, at: 0)
         let header = firstPage.count == pageSize && (firstPageAuthenticates || !cipher.authenticates)
             ? firstPage.withUnsafeBytes { Self.decryptedHeader($0, cipher) } : nil
-        let total = log?.databaseSize ?? header?.validPageCount ?? filePages
+        let counted = log?.databaseSize ?? header?.validPageCount ?? filePages
+        // Pages neither the file nor the log holds are not read one by one: a
+        // damaged or hostile count may say four billion.
+        let available = max(filePages, Int(log?.pages.keys.max() ?? 0))
+        let total = min(counted, available)
         let writer = try FileWriter(creating: output)
         var finished = false
         defer { if !finished { writer.discard() } }
@@ -76,6 +80,7 @@ extension EncryptedDatabaseFile {
             if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(plain)) }
             if number % 256 == 0, let progress, !progress(number, total) { throw SQLCipherFormatError.cancelled }
         }
+        if counted > total && !salvaging { damaged += (total + 1)...min(counted, total + 100) }
         guard damaged.isEmpty || salvaging else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }
         try writer.finish()
         finished = true

@@ -172,7 +172,7 @@ public final class PageScanner {
             case 6, 7: size = 8
             case 10, 11: return nil
             default:
-                guard type < Int64(1) << 32 else { return nil }
+                guard type >= 12, type < Int64(1) << 32 else { return nil }  // a 9-byte varint can be negative
                 size = Int(type - 12) / 2
             }
             guard body + size <= payload.count else { return nil }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBCrypt
 import Foundation
+import SQLCipherFormat
 
 /// `dbcrypt info`: what a database file is.
 struct Info: ParsableCommand {
@@ -22,6 +23,7 @@ struct Info: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
 
     func run() throws {
         try reportingErrors {
@@ -33,6 +35,10 @@ struct Info: ParsableCommand {
                 ("sqlcipher", .string(library.cipherVersion)),
                 ("provider", .string(library.provider)),
             ]
+            let clearHeader = EncryptedDatabaseFile.hasPlaintextHeader(at: database)
+            facts.append(("header", .string(format == .notPlaintext
+                ? (clearHeader ? "plaintext SQLite header, encrypted pages (its salt must be given)" : "salt (standard SQLCipher layout), or not a database")
+                : "plaintext SQLite header")))
             let databaseKey: DatabaseKey?
             switch format {
             case .plaintext:
@@ -45,7 +51,19 @@ struct Info: ParsableCommand {
                 }
                 databaseKey = try key.key(prompt: "Key for \(database): ")
             }
-            let db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
+            let db: Database
+            do {
+                db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
+            } catch let error as DatabaseError where databaseKey != nil && Check.onlyThePageReaderOpens(error) {
+                // Settings the linked SQLCipher does not read: what the page reader can say.
+                let file = try pageFormat.open(database, key: databaseKey!, cipher: cipher)
+                facts.append(("format", .string(file.parameters.description)))
+                facts.append(("cipher_page_size", .number(Double(file.parameters.pageSize))))
+                facts.append(("kdf_iter", .number(Double(file.parameters.kdfIterations))))
+                facts.append(("page_count", .number(Double(file.pageCount))))
+                facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
+                return print(render(facts))
+            }
             if let settings = db.cipher {
                 facts.append(("format", .string(settings.format.rawValue)))
                 facts.append(("cipher_page_size", .number(Double(settings.effectivePageSize))))

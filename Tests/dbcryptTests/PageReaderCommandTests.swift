@@ -65,6 +65,10 @@ final class PageReaderCommandTests: XCTestCase {
         let check = try dbcrypt(["check", path, "--key-env", "KEY", "--salt", String(salt)], environment: keyEnvironment)
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertTrue(check.stdout.contains("32-byte plaintext header"), check.stdout)
+        let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", String(salt), "--json"], environment: keyEnvironment)
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stdout.contains(#""header":"plaintext SQLite header, encrypted pages"#), info.stdout)
+        XCTAssertTrue(info.stdout.contains(#""format":"SQLCipher 4, 32-byte plaintext header""#), info.stdout)
         let plain = dir.appendingPathComponent("plain.db").path
         let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", String(salt)], environment: keyEnvironment)
         XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
