@@ -48,37 +48,52 @@ extension EncryptedDatabaseFile {
         // Pages neither the file nor the log holds are not read one by one: a
         // damaged or hostile count may say four billion.
         let available = max(filePages, Int(log?.pages.keys.max() ?? 0))
-        let total = min(counted, available)
+        let total = max(1, min(counted, available))
         let writer = try FileWriter(creating: output)
         var finished = false
         defer { if !finished { writer.discard() } }
 
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
-        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.windowPages(pageSize) * pageSize, alignment: 16)
         defer { page.deallocate(); plain.deallocate() }
         var damaged: [Int] = []
         var fromLog = 0
-        for number in 1...max(total, 1) {
-            var found = false
+        // Page `number` from `source` (a whole page, or nil when missing) into `out`.
+        func produce(_ number: Int, _ source: UnsafeRawBufferPointer?, into out: UnsafeMutableRawBufferPointer) throws {
+            var source = source
             if let offset = log?.pages[UInt32(number)] {
-                found = try log!.reader.read(into: page, at: offset) == pageSize
+                source = try log!.reader.read(into: page, at: offset) == pageSize ? UnsafeRawBufferPointer(page) : nil
                 fromLog += 1
-            } else if number <= filePages {
-                found = try reader.read(into: page, at: Int64(number - 1) * Int64(pageSize)) == pageSize
             }
-            let readable = found && (!cipher.authenticates || cipher.authenticates(UnsafeRawBufferPointer(page), number: UInt32(number)))
-            if readable {
-                guard cipher.decrypt(UnsafeRawBufferPointer(page), number: UInt32(number), into: plain) else {
+            if let source, !cipher.authenticates || cipher.authenticates(source, number: UInt32(number)) {
+                guard cipher.decrypt(source, number: UInt32(number), into: out) else {
                     throw SQLCipherFormatError.cannotRead(path: path, reason: "OpenSSL failed to decrypt page \(number)")
                 }
-                if number == 1 { restoreHeader(plain, from: UnsafeRawBufferPointer(page)) }
+                if number == 1 { restoreHeader(out, from: source) }
             } else {
                 damaged.append(number)
-                plain.initializeMemory(as: UInt8.self, repeating: 0)
-                if number == 1 { writeFreshHeader(plain, pageCount: total) }
+                out.initializeMemory(as: UInt8.self, repeating: 0)
+                if number == 1 { writeFreshHeader(out, pageCount: total) }
             }
-            if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(plain)) }
-            if number % 256 == 0, let progress, !progress(number, total) { throw SQLCipherFormatError.cancelled }
+        }
+        // The file's pages a window at a time (one read and one write per
+        // window, not per page), then pages that only the log holds.
+        var done = 0
+        try forEachWindow { first, window in
+            let whole = min(window.count / pageSize, total - (first - 1))
+            guard whole > 0 else { return }
+            for index in 0..<whole {
+                let range = index * pageSize..<(index + 1) * pageSize
+                try produce(first + index, UnsafeRawBufferPointer(rebasing: window[range]), into: UnsafeMutableRawBufferPointer(rebasing: plain[range]))
+            }
+            if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(rebasing: plain[0..<whole * pageSize])) }
+            done = first - 1 + whole
+            if let progress, !progress(done, total) { throw SQLCipherFormatError.cancelled }
+        }
+        let single = UnsafeMutableRawBufferPointer(rebasing: plain[0..<pageSize])
+        for number in stride(from: done + 1, through: total, by: 1) {
+            try produce(number, nil, into: single)
+            if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(single)) }
         }
         if counted > total && !salvaging { damaged += (total + 1)...min(counted, total + 100) }
         guard damaged.isEmpty || salvaging else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }

@@ -48,6 +48,7 @@ public struct FileKey: Sendable, CustomStringConvertible {
         FileKey(secret: secret, isRaw: isRaw, salt: salt ?? newSalt)
     }
 
+    /// `<redacted>`: a key is never printed.
     public var description: String { "<redacted>" }
 
     /// `x'` + 64 or 96 hex digits + `'`, as SQLCipher reads it; nil for anything else.

@@ -1,9 +1,14 @@
 /// A value read from a SQLite record.
 public enum SalvagedValue: Sendable, Equatable {
+    /// SQL NULL.
     case null
+    /// An integer (SQLite stores 1 to 8 bytes, and 0 and 1 in none).
     case integer(Int64)
+    /// A 64-bit float.
     case real(Double)
+    /// Text, read as UTF-8 (invalid bytes replaced).
     case text(String)
+    /// A blob.
     case blob([UInt8])
 }
 
@@ -11,7 +16,9 @@ public enum SalvagedValue: Sendable, Equatable {
 public struct SalvagedSchemaEntry: Sendable, Equatable {
     /// "table", "index", "view" or "trigger".
     public let type: String
+    /// The table's (index's, view's, trigger's) name.
     public let name: String
+    /// The table it belongs to (its own name, for a table).
     public let tableName: String
     /// The root page of its b-tree (0 for views and triggers).
     public let rootPage: Int

@@ -28,6 +28,7 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
     /// The caller asked to stop; nothing was left behind.
     case cancelled
 
+    /// One sentence saying what happened and what to do next.
     public var description: String {
         switch self {
         case let .fileNotFound(path):

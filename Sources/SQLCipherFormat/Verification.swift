@@ -154,11 +154,14 @@ extension EncryptedDatabaseFile {
         return PageDamage(page: have + 1, location: .database, byteRange: Int64(have) * size..<Int64(counted) * size, kind: .missing)
     }
 
+    /// Pages per window of reading: 1 MiB of them.
+    static func windowPages(_ pageSize: Int) -> Int { max(1, (1 << 20) / pageSize) }
+
     /// Calls `body` with the file read a window of whole pages at a time (the
     /// last window may end in a partial page), and the number of its first page.
     func forEachWindow(_ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
         let pageSize = parameters.pageSize
-        let pagesPerWindow = max(1, (1 << 20) / pageSize)
+        let pagesPerWindow = Self.windowPages(pageSize)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pagesPerWindow * pageSize, alignment: 16)
         defer { buffer.deallocate() }
         var first = 1
