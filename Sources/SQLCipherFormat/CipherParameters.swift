@@ -126,6 +126,11 @@ public struct CipherParameters: Sendable, Hashable, CustomStringConvertible {
     /// Where page 1's encrypted bytes begin: after the salt or the plaintext header.
     var firstPageOffset: Int { plaintextHeaderSize > 0 ? plaintextHeaderSize : 16 }
 
+    /// The page that holds SQLite's lock bytes (the 512 bytes at 1 GiB):
+    /// SQLite never writes it, so SQLCipher never encrypts it, and a file
+    /// past 1 GiB holds whatever the file system left there.
+    var lockBytePage: Int { 0x4000_0000 / pageSize + 1 }
+
     /// Where every page's encrypted bytes end and its IV begins.
     var contentEnd: Int { pageSize - reserveSize }
 

@@ -65,7 +65,9 @@ extension EncryptedDatabaseFile {
                 source = try log!.reader.read(into: page, at: offset) == pageSize ? UnsafeRawBufferPointer(page) : nil
                 fromLog += 1
             }
-            if let source, !cipher.authenticates || cipher.authenticates(source, number: UInt32(number)) {
+            if number == parameters.lockBytePage && log?.pages[UInt32(number)] == nil {
+                out.initializeMemory(as: UInt8.self, repeating: 0)  // never written, never read
+            } else if let source, !cipher.authenticates || cipher.authenticates(source, number: UInt32(number)) {
                 guard cipher.decrypt(source, number: UInt32(number), into: out) else {
                     throw SQLCipherFormatError.cannotRead(path: path, reason: "OpenSSL failed to decrypt page \(number)")
                 }

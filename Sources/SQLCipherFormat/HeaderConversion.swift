@@ -40,7 +40,8 @@ extension EncryptedDatabaseFile {
             for (index, start) in stride(from: 0, to: window.count, by: pageSize).enumerated() {
                 let number = first + index
                 let page = UnsafeRawBufferPointer(rebasing: window[start..<min(start + pageSize, window.count)])
-                guard page.count == pageSize, !cipher.authenticates || cipher.authenticates(page, number: UInt32(number)) else {
+                guard page.count == pageSize, number == parameters.lockBytePage || !cipher.authenticates
+                        || cipher.authenticates(page, number: UInt32(number)) else {
                     damaged.append(number)
                     continue
                 }

@@ -78,7 +78,7 @@ public struct VerificationReport: Sendable {
 
 extension EncryptedDatabaseFile {
     /// Checks every page of the file (in use, free, or past the end of the
-    /// b-tree) and every frame of the current log in the `-wal` beside it,
+    /// b-tree; but the lock-byte page at 1 GiB, which no SQLite writes) and every frame of the current log in the `-wal` beside it,
     /// reading a bounded window at a time. `progress`, if given, is called
     /// with pages done and the total after each window, and returns false to stop.
     ///
@@ -94,6 +94,7 @@ extension EncryptedDatabaseFile {
             for (index, pageStart) in stride(from: 0, to: window.count, by: pageSize).enumerated() {
                 let number = first + index
                 let offset = Int64(number - 1) * Int64(pageSize)
+                guard number != parameters.lockBytePage else { continue }
                 let page = UnsafeRawBufferPointer(rebasing: window[pageStart..<min(pageStart + pageSize, window.count)])
                 guard page.count == pageSize else {
                     collector.add(PageDamage(page: number, location: .database, byteRange: offset..<offset + Int64(page.count), kind: .shortPage))

@@ -21,7 +21,7 @@ func makeDatabase(_ test: XCTestCase, _ settings: CipherSettings = .sqlcipher4, 
     try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, data BLOB)")
     try db.execute("INSERT INTO t(name, data) SELECT 'row ' || i, randomblob(300) FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < \(rows / 2)) SELECT i FROM c)")
     // Free pages, which verification must cover too.
-    try db.execute("CREATE TABLE scratch AS SELECT data FROM t; DROP TABLE scratch")
+    try db.execute("CREATE TABLE scratch AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 40) SELECT randomblob(2000) AS b FROM c; DROP TABLE scratch")
     XCTAssertGreaterThan(try db.fetchScalar(Int.self, "PRAGMA freelist_count") ?? 0, 3)
     guard leavingFramesInLog else {
         try db.execute("INSERT INTO t(name, data) SELECT name || ' again', data FROM t")

@@ -102,3 +102,20 @@ final class VerificationTests: XCTestCase {
         XCTAssertEqual(report.damage.last?.byteRange.upperBound, size)
     }
 }
+
+final class LockBytePageTests: XCTestCase {
+    /// SQLite never writes the page holding its lock bytes at 1 GiB, so a
+    /// file past 1 GiB has one page that no HMAC covers: it is not damage.
+    /// (A sparse file: every page past the fixture's is zeros, and damaged.)
+    func testTheLockBytePageOfAFilePastOneGiBIsNotDamage() throws {
+        let path = try makeDatabase(self, rows: 10)
+        let pageSize = 4096, pages = (1 << 30) / pageSize + 2
+        let written = Int(fileSize(path)) / pageSize
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(pages * pageSize))
+        try handle.close()
+        let report = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)).verify()
+        XCTAssertEqual(report.damageCount, pages - written - 1, "every zero page but the lock-byte page")
+        XCTAssertFalse(report.damage.contains { $0.page == (1 << 30) / pageSize + 1 })
+    }
+}
