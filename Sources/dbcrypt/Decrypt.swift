@@ -52,7 +52,7 @@ struct Decrypt: ParsableCommand {
             let file: EncryptedDatabaseFile
             do {
                 file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
-            } catch SQLCipherFormatError.wrongKey where linkedError != nil {
+            } catch DatabaseError.wrongKeyOrNotADatabase where linkedError != nil {
                 throw linkedError!
             }
             let bar = ProgressBar.callback(label: "Decrypting", pageSize: file.parameters.pageSize)

@@ -56,10 +56,16 @@ struct PageFormatOptions: ParsableArguments {
 
     /// `path` opened by the page reader with `key`.
     ///
-    /// - throws: ``SQLCipherFormatError``.
+    /// - throws: ``SQLCipherFormatError``; a wrong key or a file too short
+    ///   to be a database is ``DatabaseError/wrongKeyOrNotADatabase(path:)``,
+    ///   in the words every other command uses.
     func open(_ path: String, key: DatabaseKey, cipher: CipherOptions) throws -> EncryptedDatabaseFile {
         let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
-        return try EncryptedDatabaseFile(path: path, key: fileKey, parameters: parameters(cipher), salt: saltValue)
+        do {
+            return try EncryptedDatabaseFile(path: path, key: fileKey, parameters: parameters(cipher), salt: saltValue)
+        } catch SQLCipherFormatError.wrongKey, SQLCipherFormatError.tooShort {
+            throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+        }
     }
 }
 

@@ -198,7 +198,8 @@ final class BadInputCorpusTests: XCTestCase {
             let run = try dbcrypt(item.arguments, environment: environment, in: work)
             let label = "dbcrypt " + item.arguments.joined(separator: " ")
             XCTAssertEqual(run.status, item.status, "\(label): \(run.stderr)")
-            XCTAssertEqual(run.stdout, "", label)
+            // `check` reports a damaged file's pages on stdout, one per line.
+            if !(item.arguments.first == "check" && item.status == 4) { XCTAssertEqual(run.stdout, "", label) }
             XCTAssertTrue(run.stderr.hasPrefix("dbcrypt: ") && run.stderr.hasSuffix("\n"), "\(label): \(run.stderr)")
             XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, "\(label): not one line: \(run.stderr)")
             XCTAssertTrue(run.stderr.contains(item.says), "\(label): \(run.stderr)")
