@@ -32,11 +32,18 @@ final class StoreRotationKillTests: XCTestCase {
         XCTAssertEqual(whole.terminationStatus, 0, "an uninterrupted rotation failed")
         let typicalDuration = Date().timeIntervalSince(began)
 
-        let points: [KillPoint] = (0..<killCount(12)).map { _ in .random }
-            + (0..<killCount(3)).map { _ in .fileAppears(directory: directory.path, prefix: "store.db-journal") }
+        // The first transaction adds the new key; each of the next ones
+        // seals a batch again: killed in the 2nd to 12th, entries are under
+        // both keys.
+        let batches = count / SealedStore.rotationBatch
+        let points: [KillPoint] = (0..<killCount(10)).map { _ in .random }
+            + (0..<killCount(2)).map { _ in .fileAppears(directory: directory.path, prefix: "store.db-journal") }
+            + (0..<killCount(3)).map { _ in
+                .fileAppearsAgain(directory: directory.path, prefix: "store.db-journal", times: .random(in: 2...batches))
+            }
         var midRotation = 0
         for point in points.shuffled() {
-            _ = try runAndKill(at: point, typicalDuration: typicalDuration, start: start)
+            let landed = try runAndKill(at: point, typicalDuration: typicalDuration, start: start)
             let queue = try DatabaseQueue(path: path, key: .passphrase(databasePassphrase))
             let store = try SealedStore(queue, credential: .passphrase(storePassphrase), create: false)
             let values = try queue.read { db in
@@ -48,7 +55,11 @@ final class StoreRotationKillTests: XCTestCase {
                  Set(try db.fetchAll(Int.self, "SELECT id FROM dbcrypt_sealed_key").map(UInt32.init)))
             }
             XCTAssertTrue(used.isSubset(of: kept), "killed \(point): an entry names a key the store no longer has")
-            if try store.entriesUnderOlderKeys() > 0 { midRotation += 1 }
+            if try store.entriesUnderOlderKeys() > 0 {
+                midRotation += 1
+            } else if landed, case .fileAppearsAgain = point {
+                XCTFail("killed \(point): the rotation had not begun or was over")
+            }
             try queue.close()
         }
         XCTAssertGreaterThan(midRotation, 0, "no kill landed while entries were being sealed again")

@@ -12,6 +12,11 @@ public enum KillPoint: Sendable, CustomStringConvertible {
     /// file, a transaction's journal). Files a killed run left behind do not
     /// count until they are written again.
     case fileAppears(directory: String, prefix: String)
+    /// The instant a file whose name starts with `prefix` appears in
+    /// `directory` for the `times`-th time since the start: a rollback
+    /// journal appears once per transaction, so this is the `times`-th
+    /// transaction under way, the ones before it committed.
+    case fileAppearsAgain(directory: String, prefix: String, times: Int)
     /// The instant `path` names another file than it did at the start: right
     /// after a rename over it, or after it first appears.
     case pathReplaced(String)
@@ -23,6 +28,7 @@ public enum KillPoint: Sendable, CustomStringConvertible {
         switch self {
         case .random: "at a random moment"
         case .fileAppears(_, let prefix): "when \(prefix)* appeared"
+        case .fileAppearsAgain(_, let prefix, let times): "when \(prefix)* appeared for the \(times)th time"
         case .pathReplaced(let path): "right after \((path as NSString).lastPathComponent) was replaced"
         case .fileModified(let path): "when \((path as NSString).lastPathComponent) was first written"
         }
@@ -45,10 +51,9 @@ public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start
     case .pathReplaced(let path), .fileModified(let path): FileIdentity(path)
     default: nil
     }
-    let leftovers: [String: FileIdentity] = if case .fileAppears(let directory, let prefix) = point {
-        entries(of: directory, prefix: prefix)
-    } else {
-        [:]
+    let leftovers: [String: FileIdentity] = switch point {
+    case .fileAppears(let directory, let prefix), .fileAppearsAgain(let directory, let prefix, _): entries(of: directory, prefix: prefix)
+    default: [:]
     }
     let process = try start()
     defer { process.waitUntilExit() }
@@ -57,6 +62,17 @@ public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start
         usleep(useconds_t(Double.random(in: 0...(typicalDuration * 1.1)) * 1_000_000))
     case .fileAppears(let directory, let prefix):
         while entries(of: directory, prefix: prefix).allSatisfy({ name, now in now.sameContentStamp(as: leftovers[name]) }) {
+            guard process.isRunning else { return false }
+            usleep(50)
+        }
+    case .fileAppearsAgain(let directory, let prefix, let times):
+        var present = Set(leftovers.keys)
+        var appearances = 0
+        while true {
+            let now = Set(entries(of: directory, prefix: prefix).keys)
+            appearances += now.subtracting(present).count
+            present = now
+            if appearances >= times { break }
             guard process.isRunning else { return false }
             usleep(50)
         }
