@@ -49,13 +49,12 @@ extension EncryptedDatabaseFile {
         // damaged or hostile count may say four billion.
         let available = max(filePages, Int(log?.pages.keys.max() ?? 0))
         let total = max(1, min(counted, available))
-        let writer = try FileWriter(creating: output)
+        let writer = WindowWriter(try FileWriter(creating: output), windowBytes: Self.windowPages(pageSize) * pageSize)
         var finished = false
         defer { if !finished { writer.discard() } }
 
         let page = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
-        let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.windowPages(pageSize) * pageSize, alignment: 16)
-        defer { page.deallocate(); plain.deallocate() }
+        defer { page.deallocate() }
         var damaged: [Int] = []
         var fromLog = 0
         // Page `number` from `source` (a whole page, or nil when missing) into `out`.
@@ -79,23 +78,25 @@ extension EncryptedDatabaseFile {
             }
         }
         // The file's pages a window at a time (one read and one write per
-        // window, not per page), then pages that only the log holds.
+        // window, not per page; the write on the writer's thread while the
+        // next window is decrypted), then pages that only the log holds.
         var done = 0
         try forEachWindow { first, window in
             let whole = min(window.count / pageSize, total - (first - 1))
             guard whole > 0 else { return }
+            let plain = try writer.buffer()
             for index in 0..<whole {
                 let range = index * pageSize..<(index + 1) * pageSize
                 try produce(first + index, UnsafeRawBufferPointer(rebasing: window[range]), into: UnsafeMutableRawBufferPointer(rebasing: plain[range]))
             }
-            if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(rebasing: plain[0..<whole * pageSize])) }
+            writer.submit(damaged.isEmpty || salvaging ? whole * pageSize : 0)
             done = first - 1 + whole
             if let progress, !progress(done, total) { throw SQLCipherFormatError.cancelled }
         }
-        let single = UnsafeMutableRawBufferPointer(rebasing: plain[0..<pageSize])
         for number in stride(from: done + 1, through: total, by: 1) {
+            let single = UnsafeMutableRawBufferPointer(rebasing: try writer.buffer()[0..<pageSize])
             try produce(number, nil, into: single)
-            if damaged.isEmpty || salvaging { try writer.write(UnsafeRawBufferPointer(single)) }
+            writer.submit(damaged.isEmpty || salvaging ? pageSize : 0)
         }
         if counted > total && !salvaging { damaged += (total + 1)...min(counted, total + 100) }
         guard damaged.isEmpty || salvaging else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }

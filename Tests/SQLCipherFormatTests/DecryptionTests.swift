@@ -1,0 +1,35 @@
+import Foundation
+import SQLCipherFormat
+import TestSupport
+import XCTest
+
+/// Decryption of files larger than one window (1 MiB), written while the
+/// next window is decrypted: every page lands where it belongs, and a disk
+/// that fills up is a clear error that leaves no copy behind.
+final class DecryptionTests: XCTestCase {
+    func testAFileOfManyWindowsAndALogDecryptsToTheRowsSQLCipherReads() throws {
+        // About 3 MiB in the file and as much again only in the -wal.
+        let path = try makeDatabase(self, rows: 20_000, leavingFramesInLog: true)
+        let output = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("plain.db").path
+        let reader = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let summary = try reader.decrypt(to: output)
+        XCTAssertGreaterThan(fileSize(path), 3 << 20, "fewer than three windows")
+        XCTAssertGreaterThan(summary.pagesFromLog, 256)
+        XCTAssertEqual(try rowsThroughStockSQLite(output), try rowsThroughSQLCipher(path))
+    }
+
+    func testADiskThatFillsUpIsCannotWriteAndLeavesNoCopy() throws {
+        let path = try makeDatabase(self, rows: 9_000)
+        let mountPoint = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("small")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
+        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint.path])
+        try XCTSkipUnless(mounted.0 == 0, "mounting a tmpfs needs root")
+        addTeardownBlock { _ = try? TestSupport.run("/bin/umount", [mountPoint.path]) }
+        let reader = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        XCTAssertThrowsError(try reader.decrypt(to: mountPoint.appendingPathComponent("plain.db").path)) { error in
+            guard case SQLCipherFormatError.cannotWrite(_, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("No space left"), reason)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path), [])
+    }
+}
