@@ -221,6 +221,25 @@ final class ObservationTests: XCTestCase {
         XCTAssertEqual(second, 1)
     }
 
+    /// A pool's key change reopens its writer: observations go on seeing
+    /// its commits after a change that failed and after one that succeeded.
+    func testOnAPoolObservationsOutliveAKeyChange() async throws {
+        let pool = try XCTUnwrap(try makeWriters().first as? DatabasePool)
+        let values = Values(pool.observe { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 })
+        let first = try await values.next()
+        XCTAssertEqual(first, 0)
+        XCTAssertThrowsError(try pool.changeKey(to: .passphrase(""))) { error in
+            guard case DatabaseError.invalidKey = error else { return XCTFail("\(error)") }
+        }
+        try await pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after a failed key change')") }
+        let second = try await values.next(timeout: 5)
+        XCTAssertEqual(second, 1, "no value after a failed key change")
+        try pool.changeKey(to: .passphrase("observation tests new passphrase"))
+        try await pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after a key change')") }
+        let third = try await values.next(timeout: 5)
+        XCTAssertEqual(third, 2, "no value after a key change")
+    }
+
     func testAFetchThatFailsEndsTheSequenceWithItsError() async throws {
         for writer in try makeWriters() {
             let values = Values(writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 })

@@ -489,23 +489,28 @@ public final class DatabasePool: @unchecked Sendable {
             closeIdleReaders()
             // The routine needs the file to itself.
             writer.close()
-            var options = writerOptions
-            options.tryOtherFormat = false
+            // The writer again, as the pool opened it: WAL bounded, and
+            // observed when observations had installed their hooks.
+            func reopenWriter(key: DatabaseKey, cipher: CipherSettings) throws -> DatabaseKey? {
+                var options = writerOptions
+                options.tryOtherFormat = false
+                options.cipher = cipher
+                let (reopened, derived) = try Self.openWriter(path: path, key: key, options: options)
+                try Self.keepTheWALBounded(reopened)
+                if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
+                writer = reopened
+                return derived
+            }
             do {
                 try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
             } catch {
-                options.cipher = currentCipher
-                writer = try Database(path: path, key: currentKey, options: options)
+                _ = try reopenWriter(key: currentKey, cipher: currentCipher)
                 throw error
             }
-            options.cipher = newCipher ?? currentCipher
-            let (reopened, derived) = try Self.openWriter(path: path, key: newKey, options: options)
-            try Self.keepTheWALBounded(reopened)
-            if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
-            writer = reopened
+            let derived = try reopenWriter(key: newKey, cipher: newCipher ?? currentCipher)
             lock.lock()
             readerKey = derived ?? newKey
-            readerOptions.cipher = reopened.cipher ?? options.cipher
+            readerOptions.cipher = writer.cipher ?? newCipher ?? currentCipher
             lock.unlock()
         }
     }
