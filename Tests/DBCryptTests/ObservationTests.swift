@@ -240,6 +240,28 @@ final class ObservationTests: XCTestCase {
         XCTAssertEqual(third, 2, "no value after a key change")
     }
 
+    /// Right after a pool's key change, its writer is a new connection whose
+    /// data version cannot be compared with the old one's: another
+    /// connection's commit before the next poll is still noticed.
+    func testOnAPoolAnotherConnectionsCommitRightAfterAKeyChangeIsNoticed() async throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("pool.db").path
+        let oldKey = try DatabaseKey(rawKey: [UInt8](repeating: 1, count: 32)), newKey = try DatabaseKey(rawKey: [UInt8](repeating: 2, count: 32))
+        let pool = try DatabasePool(path: path, key: oldKey)
+        try await pool.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
+        let values = Values(pool.observe(checkingOtherProcessesEvery: .seconds(1)) { db in
+            try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1
+        })
+        let first = try await values.next()
+        XCTAssertEqual(first, 0)
+        try pool.changeKey(to: newKey)
+        // A raw key opens at once: this commit lands before the next poll.
+        let other = try Database(path: path, key: newKey)
+        try other.execute("INSERT INTO note(title) VALUES ('from another connection')")
+        other.close()
+        let second = try await values.next(timeout: 5)
+        XCTAssertEqual(second, 1, "the other connection's commit was not noticed")
+    }
+
     func testAFetchThatFailsEndsTheSequenceWithItsError() async throws {
         for writer in try makeWriters() {
             let values = Values(writer.observeValues { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM missing_table") ?? -1 })

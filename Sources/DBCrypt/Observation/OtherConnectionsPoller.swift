@@ -102,8 +102,10 @@ final class OtherConnectionsPoller: @unchecked Sendable {
         // A failed read (the file busy past the timeout) is tried again next tick.
         guard let version else { return }
         lock.lock()
-        // A reopened writer (after a key change) starts a new baseline.
-        let isChange = lastSeen.map { $0.connection == connection && $0.version != version } ?? false
+        // With no baseline (the first read failed) or another connection
+        // (the writer reopened after a key change), the numbers cannot be
+        // compared: a commit may have come in between, so fetch again.
+        let isChange = lastSeen.map { $0.connection != connection || $0.version != version } ?? true
         lastSeen = (connection, version)
         lock.unlock()
         if isChange { changed() }
