@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench bench-pages profile sanitize fuzz kill-tests
+.PHONY: demo test build bootstrap bench bench-pages bench-scale profile sanitize fuzz kill-tests
 
 bootstrap:
 	@scripts/bootstrap
@@ -47,6 +47,14 @@ bench-pages: bootstrap
 	swift build -c release --product DBCryptBenchmarks
 	.build/release/DBCryptBenchmarks pages --rounds 5 --megabytes 256
 	.build/release/DBCryptBenchmarks pages --rounds 2 --megabytes 2048
+
+## bench-scale: dbcrypt migrate, decrypt and check on plaintext databases of
+## 1 GiB and 2 GiB, time and peak memory of each against the Debian sqlcipher
+## shell's bare export (about 10 minutes, 13 GB of temporary disk).
+bench-scale: bootstrap
+	swift build -c release --product DBCryptBenchmarks
+	swift build -c release --product dbcrypt
+	.build/release/DBCryptBenchmarks scale --dbcrypt .build/release/dbcrypt --gigabytes 1,2
 
 ## profile: instruction counts of W1 and W2 under callgrind, DBCrypt against
 ## the raw C API: repeatable where timings are not.

@@ -9,6 +9,7 @@
 //   DBCryptBenchmarks pool [--rounds N]                         W6
 //   DBCryptBenchmarks observe [--rounds N]                      W7
 //   DBCryptBenchmarks pages [--rounds N] [--megabytes N]        W9: the page reader
+//   DBCryptBenchmarks scale --dbcrypt PATH [--gigabytes 1,2]   migrate, decrypt, check at scale
 //   DBCryptBenchmarks measure CONFIG ROWS
 //       one measurement in this process (the parent runs each in a child, so
 //       that the stock provider is measured in a process that never installed
@@ -46,6 +47,12 @@ case "profile-scan":
     try runScanProfile(repeats: option("--repeats", default: 20), rows: option("--rows", default: 100_000))
 case "pages":
     try runPageReaderBenchmark(rounds: option("--rounds", default: 5), megabytes: option("--megabytes", default: 256))
+case "scale":
+    guard let index = arguments.firstIndex(of: "--dbcrypt"), index + 1 < arguments.count else {
+        fatalError("usage: DBCryptBenchmarks scale --dbcrypt PATH [--gigabytes 1,2]")
+    }
+    let sizes = arguments.firstIndex(of: "--gigabytes").map { arguments[$0 + 1].split(separator: ",").compactMap { Int($0) } } ?? [1, 2]
+    try runScaleBenchmark(gigabytes: sizes, dbcrypt: arguments[index + 1])
 case "insert-scan":
     try runInsertScanBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 default:
