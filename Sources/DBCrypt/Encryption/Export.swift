@@ -19,8 +19,9 @@ import Foundation
 /// 3. `sqlcipher_export` copies schema and rows but not `user_version`,
 ///    `application_id` or `auto_vacuum`: those are copied by hand.
 /// 4. The new file is flushed to disk, re-opened on a fresh connection with
-///    the new key and checked (integrity, schema, every table's row count,
-///    the header values) before anything is replaced.
+///    the new key and checked (`quick_check`: every page read, so decrypted
+///    and authenticated, and every b-tree whole; schema, every table's row
+///    count, the header values) before anything is replaced.
 /// 5. `rename` puts it over the destination, and the directory is flushed so
 ///    the rename survives a power loss. Only then is the source released.
 ///
@@ -298,6 +299,13 @@ struct Export {
     // MARK: - Checking the new file
 
     private func verify(_ path: String, key: DatabaseKey?, cipher: CipherSettings, against facts: SourceFacts) throws {
+        try Self.verifyCopy(path, key: key, cipher: cipher, against: facts, source: sourcePath)
+    }
+
+    /// Checks the new file at `path` against `facts` of the source at `source`.
+    ///
+    /// - throws: ``DatabaseError/verificationFailed(path:reason:)`` naming `source`.
+    static func verifyCopy(_ path: String, key: DatabaseKey?, cipher: CipherSettings, against facts: SourceFacts, source sourcePath: String) throws {
         var options = Database.Options()
         options.readOnly = true
         options.cipher = cipher
@@ -313,11 +321,22 @@ struct Export {
             throw DatabaseError.verificationFailed(path: sourcePath, reason: "it does not open: \(error)")
         }
         defer { copy.close() }
-        let integrity = try copy.fetchAll(String.self, "PRAGMA integrity_check")
-        guard integrity == ["ok"] else {
-            throw DatabaseError.verificationFailed(path: sourcePath, reason: "integrity check: \(integrity.prefix(3).joined(separator: "; "))")
+        // quick_check reads every page in use (SQLCipher authenticates each)
+        // and checks every b-tree, as integrity_check does, but skips
+        // matching each index against its table, which SQLite's own export
+        // wrote from the same rows: 4.8 s of integrity_check against 1.0 s
+        // on a 320 MB file, most of a migration's time.
+        let copied: SourceFacts
+        do {
+            let integrity = try copy.fetchAll(String.self, "PRAGMA quick_check")
+            guard integrity == ["ok"] else {
+                throw DatabaseError.verificationFailed(path: sourcePath, reason: "integrity check: \(integrity.prefix(3).joined(separator: "; "))")
+            }
+            copied = try SourceFacts(copy)
+        } catch DatabaseError.sqlite(_, let message, _) {
+            // A page that does not authenticate fails the read itself.
+            throw DatabaseError.verificationFailed(path: sourcePath, reason: "reading it back failed: \(message)")
         }
-        let copied = try SourceFacts(copy)
         if copied.schema != facts.schema {
             throw DatabaseError.verificationFailed(path: sourcePath, reason: "the schema differs")
         }
