@@ -50,7 +50,7 @@ bench-pages: bootstrap
 
 ## bench-scale: dbcrypt migrate, decrypt and check on plaintext databases of
 ## 1 GiB and 2 GiB, time and peak memory of each against the Debian sqlcipher
-## shell's bare export (about 10 minutes, 13 GB of temporary disk).
+## shell's bare export (about 5 minutes, 9 GB of temporary disk).
 bench-scale: bootstrap
 	swift build -c release --product DBCryptBenchmarks
 	swift build -c release --product dbcrypt
