@@ -98,7 +98,7 @@ func dbcryptArrayInsert(_ db: Database, _ rows: BenchmarkRows) throws {
 }
 
 /// W2 through `Decodable`.
-func dbcryptDecodableScan(_ db: Database) throws -> Int {
+@inline(never) func dbcryptDecodableScan(_ db: Database) throws -> Int {
     var checksum = 0
     for item in try db.fetchAll(Item.self, "SELECT a, b, c, d, e, f, g, h FROM item") {
         checksum &+= Int(item.a &+ item.b &+ item.c) &+ Int(item.d + item.e) &+ item.f.utf8.count &+ item.g.utf8.count &+ item.h.utf8.count
@@ -106,7 +106,7 @@ func dbcryptDecodableScan(_ db: Database) throws -> Int {
     return checksum
 }
 
-/// W2's cursor scan alone, repeated, for a profiler (`perf record`): the
+/// W2's cursor and `Decodable` scans alone, repeated, for a profiler (`perf record`): the
 /// plaintext database keeps SQLCipher's cost out of the profile.
 func runScanProfile(repeats: Int, rows count: Int) throws {
     let dir = try scratchDirectory()
@@ -115,15 +115,16 @@ func runScanProfile(repeats: Int, rows count: Int) throws {
     let db = try Database(path: path)
     try db.execute(createTableSQL)
     try dbcryptInsert(db, BenchmarkRows(count: count))
-    var checksum = 0
+    var checksum = 0, decodedChecksum = 0
     let time = try cpuSeconds { for _ in 0..<repeats { checksum &+= try dbcryptCursorScan(db) } }
+    let decodableTime = try cpuSeconds { for _ in 0..<repeats { decodedChecksum &+= try dbcryptDecodableScan(db) } }
     db.close()
     let raw = try rawConnection(path, .plaintext)
     var rawChecksum = 0
     let rawTime = cpuSeconds { for _ in 0..<repeats { rawChecksum &+= rawScan(raw) } }
     sqlite3_close_v2(raw)
-    precondition(checksum == rawChecksum)
-    print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
+    precondition(checksum == rawChecksum && decodedChecksum == rawChecksum)
+    print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), Decodable \(milliseconds(decodableTime / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
 }
 
 /// W1 alone, DBCrypt's `execute(values:)` then the raw C API, for a profiler.

@@ -17,6 +17,34 @@ final class DatabaseFetchingTests: XCTestCase {
             """)
     }
 
+    /// A query's rows learn each key's column from the first row: keys asked
+    /// in another order on a later row, names in another case, a key with no
+    /// column, and a key asked twice all still read the right column.
+    func testDecodableRowsWhoseKeysComeInAnotherOrderOrCase() throws {
+        struct Flexible: Decodable, Equatable {
+            var id: Int, title: String, stars: Int?, missing: String?
+            enum CodingKeys: String, CodingKey { case id, title, stars, missing }
+            init(id: Int, title: String, stars: Int?) { (self.id, self.title, self.stars, missing) = (id, title, stars, nil) }
+            init(from decoder: any Decoder) throws {
+                let row = try decoder.container(keyedBy: CodingKeys.self)
+                let id = try row.decode(Int.self, forKey: .id)
+                if id % 2 == 0 {
+                    title = try row.decode(String.self, forKey: .title)
+                    stars = try row.decodeIfPresent(Int.self, forKey: .stars)
+                } else {
+                    stars = try row.decodeIfPresent(Int.self, forKey: .stars)
+                    XCTAssertTrue(row.contains(.title))
+                    title = try row.decode(String.self, forKey: .title)
+                }
+                missing = try row.decodeIfPresent(String.self, forKey: .missing)
+                self.id = try row.decode(Int.self, forKey: .id)
+            }
+        }
+        let rows = try db.fetchAll(Flexible.self, "SELECT STARS, Title, ID FROM note ORDER BY id")
+        XCTAssertEqual(rows, [Flexible(id: 1, title: "first", stars: 3), Flexible(id: 2, title: "second", stars: nil),
+                              Flexible(id: 3, title: "third", stars: 5)])
+    }
+
     func testCursorIsLazyAndReadsColumnsByIndexAndName() throws {
         let cursor = try db.query("SELECT id, title AS Title, stars FROM note ORDER BY id")
         XCTAssertEqual(cursor.columnNames, ["id", "Title", "stars"])

@@ -13,6 +13,8 @@
 /// ``DatabaseError/decodingFailed(column:type:sql:)``.
 struct RowDecoder: Decoder {
     let row: Row
+    /// The column of each key, learned from the query's first row.
+    let columns: ColumnsByKey
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -21,9 +23,11 @@ struct RowDecoder: Decoder {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
+        let columns = ColumnsByKey()
         return { row in
+            columns.startRow()
             do {
-                return try T(from: RowDecoder(row: row))
+                return try T(from: RowDecoder(row: row, columns: columns))
             } catch let error as DecodingError {
                 throw Self.databaseError(error, row: row, type: T.self)
             }
@@ -49,7 +53,7 @@ struct RowDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedRowContainer<Key>(row: row))
+        KeyedDecodingContainer(KeyedRowContainer<Key>(row: row, columns: columns))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -64,60 +68,42 @@ struct RowDecoder: Decoder {
 
 private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: Row
+    let columns: ColumnsByKey
     var codingPath: [any CodingKey] { [] }
 
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { row.hasColumn(key.stringValue) }
+    func contains(_ key: Key) -> Bool { columns.index(of: key.stringValue, in: row) != nil }
 
-    private func index(_ key: Key) throws -> Int {
-        guard let index = row.layout.index(of: key.stringValue) else {
-            throw DatabaseError.columnNotFound(name: key.stringValue, sql: row.sql)
-        }
-        return index
-    }
+    private func index(_ key: Key) throws -> Int { try columns.existingIndex(of: key.stringValue, in: row) }
 
     private func column(_ key: Key) throws -> ColumnDecoder {
         ColumnDecoder(row: row, index: try index(key), key: key)
     }
 
-    /// The column converted to `T`, or a `DecodingError` naming it.
-    private func value<T: DatabaseValueConvertible>(_ type: T.Type, _ key: Key) throws -> T {
-        let index = try index(key)
-        let value = row[index]
-        guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, key) }
-        return converted
-    }
-
-    /// The column converted to `T`, nil when it is NULL or missing.
-    private func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ key: Key) throws -> T? {
-        guard let index = row.layout.index(of: key.stringValue) else { return nil }
-        let value = row[index]
-        if case .null = value { return nil }
-        guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, key) }
-        return converted
-    }
-
+    // The typed reads call ColumnsByKey with the type written out: it is not
+    // generic over `Key`, so each read is compiled for its value type, where
+    // a helper generic in both would look up the type's metadata per column.
     func decodeNil(forKey key: Key) throws -> Bool { row[try index(key)].isNull }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(type, key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(type, key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(type, key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(type, key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(type, key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try columns.value(Bool.self, key.stringValue, in: row) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try columns.value(String.self, key.stringValue, in: row) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try columns.value(Double.self, key.stringValue, in: row) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try columns.value(Int.self, key.stringValue, in: row) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try columns.value(Int32.self, key.stringValue, in: row) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try columns.value(Int64.self, key.stringValue, in: row) }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalValue(type, key) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalValue(type, key) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try columns.optionalValue(Bool.self, key.stringValue, in: row) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try columns.optionalValue(String.self, key.stringValue, in: row) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try columns.optionalValue(Double.self, key.stringValue, in: row) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try columns.optionalValue(Int.self, key.stringValue, in: row) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try columns.optionalValue(Int32.self, key.stringValue, in: row) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try columns.optionalValue(Int64.self, key.stringValue, in: row) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try column(key).decode(type) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = row.layout.index(of: key.stringValue), !row[index].isNull else { return nil }
+        guard let index = columns.index(of: key.stringValue, in: row), !row[index].isNull else { return nil }
         return try ColumnDecoder(row: row, index: index, key: key).decode(type)
     }
 
@@ -132,15 +118,78 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
             codingPath: [key], debugDescription: "a column holds one value, not a nested container"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row) }
+    func superDecoder() throws -> any Decoder { RowDecoder(row: row, columns: ColumnsByKey()) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { try column(key) }
+}
+
+/// The column of each coding key in one query's rows. A type decodes its
+/// keys in the same order row after row, so the n-th key asked for in a row
+/// is looked up by name once, on the first row; later rows only check that
+/// the n-th key is the same name (a comparison of short strings, no hashing,
+/// no lowercasing) and take the column found then. A key asked for out of
+/// that order is looked up by name, as it would be without this.
+final class ColumnsByKey {
+    // Touched by the decoding thread only; no exclusivity check per column.
+    @exclusivity(unchecked) private var names: [String] = []
+    /// Each name's column, or -1 for a name the query has no column for.
+    @exclusivity(unchecked) private var indexes: [Int] = []
+    @exclusivity(unchecked) private var position = 0
+
+    /// Called before each row: keys are counted from the first again.
+    func startRow() { position = 0 }
+
+    /// The column named `name` (ignoring case), or nil when there is none.
+    func index(of name: String, in row: Row) -> Int? {
+        let current = position
+        position = current &+ 1
+        if current < names.count {
+            if names[current] == name { return indexes[current] < 0 ? nil : indexes[current] }
+            return row.layout.index(of: name)
+        }
+        let found = row.layout.index(of: name)
+        if current == names.count {
+            names.append(name)
+            indexes.append(found ?? -1)
+        }
+        return found
+    }
+
+    /// The column named `name`.
+    ///
+    /// - throws: ``DatabaseError/columnNotFound(name:sql:)``.
+    func existingIndex(of name: String, in row: Row) throws -> Int {
+        guard let index = index(of: name, in: row) else { throw DatabaseError.columnNotFound(name: name, sql: row.sql) }
+        return index
+    }
+
+    /// Column `name` converted to `T`, read as the typed subscript reads it
+    /// (no ``DatabaseValue`` on the way).
+    ///
+    /// - throws: ``DatabaseError/columnNotFound(name:sql:)``, ``DatabaseError/typeMismatch(column:value:type:sql:)``.
+    func value<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String, in row: Row) throws -> T {
+        try row[try existingIndex(of: name, in: row)] as T
+    }
+
+    /// Column `name` converted to `T`, nil when it is NULL or missing.
+    ///
+    /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)``.
+    func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String, in row: Row) throws -> T? {
+        guard let index = index(of: name, in: row) else { return nil }
+        if let handle = row.handle, let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
+            return converted
+        }
+        let value = row[index]
+        if case .null = value { return nil }
+        guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, nil) }
+        return converted
+    }
 }
 
 /// Decodes one column: values that are ``DatabaseValueConvertible`` convert
 /// directly; other types (raw-value enums, wrappers) decode through this
 /// single-value container.
-private struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
+struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
     let row: Row
     let index: Int
     let key: (any CodingKey)?
