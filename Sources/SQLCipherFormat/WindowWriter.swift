@@ -18,7 +18,11 @@ final class WindowWriter: @unchecked Sendable {
     init(_ file: FileWriter, windowBytes: Int) {
         self.file = file
         buffers = (0..<2).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: windowBytes, alignment: 16) }
-        free = DispatchSemaphore(value: buffers.count)
+        // Made at 0 and signalled up: Dispatch traps when a semaphore is
+        // released below the value it was made with, which a buffer taken
+        // and never submitted (decryption failed in between) would leave.
+        free = DispatchSemaphore(value: 0)
+        for _ in buffers { free.signal() }
     }
 
     deinit {

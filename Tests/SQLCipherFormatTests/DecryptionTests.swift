@@ -1,5 +1,5 @@
 import Foundation
-import SQLCipherFormat
+@testable import SQLCipherFormat
 import TestSupport
 import XCTest
 
@@ -16,6 +16,20 @@ final class DecryptionTests: XCTestCase {
         XCTAssertGreaterThan(fileSize(path), 3 << 20, "fewer than three windows")
         XCTAssertGreaterThan(summary.pagesFromLog, 256)
         XCTAssertEqual(try rowsThroughStockSQLite(output), try rowsThroughSQLCipher(path))
+    }
+
+    /// A window taken and never handed back (decryption failed in between):
+    /// the writer still discards and goes away cleanly.
+    func testAWindowTakenAndNeverSubmittedIsDiscardedCleanly() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("out.db").path
+        do {
+            let writer = WindowWriter(try FileWriter(creating: path), windowBytes: 4096)
+            _ = try writer.buffer()
+            writer.submit(0)
+            _ = try writer.buffer()
+            writer.discard()
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
     }
 
     func testADiskThatFillsUpIsCannotWriteAndLeavesNoCopy() throws {
