@@ -25,10 +25,8 @@ final class WindowWriter: @unchecked Sendable {
         for _ in buffers { free.signal() }
     }
 
-    deinit {
-        queue.sync {}
-        buffers.forEach { $0.deallocate() }
-    }
+    // Every block submitted holds `self`: none is left to wait for here.
+    deinit { buffers.forEach { $0.deallocate() } }
 
     /// A buffer to fill, once one is free; hand it back with ``submit(_:)``.
     ///

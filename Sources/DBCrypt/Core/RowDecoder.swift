@@ -131,9 +131,9 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 /// that order is looked up by name, as it would be without this.
 final class ColumnsByKey {
     // Touched by the decoding thread only; no exclusivity check per column.
-    @exclusivity(unchecked) private var names: [String] = []
-    /// Each name's column, or -1 for a name the query has no column for.
-    @exclusivity(unchecked) private var indexes: [Int] = []
+    /// The keys in the order the first row asked for them, with their
+    /// columns (nil for a name the query has no column for).
+    @exclusivity(unchecked) private var learned: [(name: String, index: Int?)] = []
     @exclusivity(unchecked) private var position = 0
 
     /// Called before each row: keys are counted from the first again.
@@ -143,15 +143,9 @@ final class ColumnsByKey {
     func index(of name: String, in row: Row) -> Int? {
         let current = position
         position = current &+ 1
-        if current < names.count {
-            if names[current] == name { return indexes[current] < 0 ? nil : indexes[current] }
-            return row.layout.index(of: name)
-        }
+        if current < learned.count, learned[current].name == name { return learned[current].index }
         let found = row.layout.index(of: name)
-        if current == names.count {
-            names.append(name)
-            indexes.append(found ?? -1)
-        }
+        if current == learned.count { learned.append((name, found)) }
         return found
     }
 
