@@ -26,6 +26,9 @@ import Foundation
 /// - `read` runs in one read transaction on a reader: every query in it sees
 ///   the database as it was when the read began, whatever is committed
 ///   meanwhile. A reader cannot write.
+/// - The WAL is copied into the database file once it holds 1,000 pages,
+///   by a connection of the pool's own on a thread of its own: the commit
+///   that filled it does not wait for the copy.
 /// - ``barrierWriteWithoutTransaction(_:)`` waits until no read runs, and
 ///   keeps new reads waiting, for work that must see no reader (a checkpoint
 ///   that truncates the WAL, `VACUUM`).
@@ -80,6 +83,9 @@ public final class DatabasePool: @unchecked Sendable {
     private let lock = NSLock()
     private var idleReaders: [Database] = []
     private var isClosed = false
+    /// Copies the WAL into the file off the writer's thread; set once, at
+    /// the end of `init` (internal for tests, which hold it).
+    private(set) var checkpointer: BackgroundCheckpointer!
 
     /// Opens (or creates) the database at `path` in WAL mode. The writer
     /// opens, keys and checks its connection now; readers open on first use.
@@ -101,7 +107,6 @@ public final class DatabasePool: @unchecked Sendable {
         var writerOptions = options
         writerOptions.journalMode = .wal
         let (writer, derivedKey) = try Self.openWriter(path: path, key: key, options: writerOptions)
-        try Self.keepTheWALBounded(writer)
         self.writer = writer
         self.writerOptions = writerOptions
         self.path = path
@@ -118,6 +123,24 @@ public final class DatabasePool: @unchecked Sendable {
         otherConnections = OtherConnectionsPoller(
             queue: writerQueue, readVersion: { [weak self] in self?.writer.dataVersionReading() },
             changed: { [observations] in observations.otherConnectionCommitted() })
+        checkpointer = BackgroundCheckpointer { [weak self] in
+            guard let self else { throw DatabaseError.connectionClosed }
+            return try self.openCheckpointingConnection()
+        }
+        try Self.keepTheWALBounded(writer, checkpointer: checkpointer)
+    }
+
+    /// The connection the background checkpoints run on: a reader's key and
+    /// settings, but not read-only (SQLite refuses a checkpoint to one).
+    private func openCheckpointingConnection() throws -> Database {
+        lock.lock()
+        let (closed, key, readerOptions) = (isClosed, readerKey, self.readerOptions)
+        lock.unlock()
+        guard !closed else { throw DatabaseError.connectionClosed }
+        var options = readerOptions
+        options.readOnly = false
+        options.trace = nil
+        return try Database(path: path, key: key, options: options)
     }
 
     /// Opens the writer, keyed with a key derived once when possible, and
@@ -153,21 +176,35 @@ public final class DatabasePool: @unchecked Sendable {
         return (writer, FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) })
     }
 
-    /// Checkpoints as SQLite does by itself (PASSIVE once the WAL holds
-    /// 1,000 frames), and RESTART once it holds 2,000: a passive checkpoint
-    /// never starts the WAL over while some reader is always reading, so
-    /// under a steady read load the WAL would grow with every write. RESTART
-    /// waits (up to the busy timeout) for the readers of older frames to end;
-    /// reads that begin meanwhile read the database file and do not hold it up.
-    private static func keepTheWALBounded(_ writer: Database) throws {
-        sqlite3_wal_hook(try writer.connection.open(), { _, db, schema, frames in
-            if frames >= 2000 {
+    /// Checkpoints when SQLite would by itself (PASSIVE once the WAL holds
+    /// 1,000 frames), but on `checkpointer`'s thread, so the commit does not
+    /// wait for it; and RESTART, in the commit, once the WAL holds 4,000.
+    ///
+    /// The WAL starts over only when a checkpoint has copied all of it and no
+    /// reader reads it. Under writes without pause, or reads without pause,
+    /// that moment never comes, and the WAL would grow with every write.
+    /// RESTART waits (up to the busy timeout) for the writer's own frames to
+    /// be copied and for the readers of older frames to end; reads that begin
+    /// meanwhile read the database file and do not hold it up. The background
+    /// checkpoints have copied most frames by then, but RESTART syncs the
+    /// disk twice in the commit: 4,000 frames (16 MiB of 4 KiB pages) makes
+    /// that rare. Attached databases checkpoint in the commit, as SQLite does.
+    private static func keepTheWALBounded(_ writer: Database, checkpointer: BackgroundCheckpointer) throws {
+        // The pool keeps `checkpointer` as long as the writer's connection.
+        sqlite3_wal_hook(try writer.connection.open(), { context, db, schema, frames in
+            let isMain = schema.map { strcmp($0, "main") == 0 } ?? false
+            if frames >= (isMain ? 4 * BackgroundCheckpointer.interval : 2000) {
                 sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
+            } else if isMain {
+                let checkpointer = Unmanaged<BackgroundCheckpointer>.fromOpaque(context!).takeUnretainedValue()
+                if checkpointer.committed(walFrames: frames) == .checkpointHere {
+                    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                }
             } else if frames >= 1000 {
                 sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             }
             return SQLITE_OK
-        }, nil)
+        }, Unmanaged.passUnretained(checkpointer).toOpaque())
     }
 
     // MARK: - Reading
@@ -322,9 +359,11 @@ public final class DatabasePool: @unchecked Sendable {
     public func barrierWriteWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         return try writerQueue.sync {
-            for _ in 0..<maximumReaderCount { readerPermits.wait() }
-            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
-            return try onWriter(body)
+            try checkpointer.paused {
+                for _ in 0..<maximumReaderCount { readerPermits.wait() }
+                defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+                return try onWriter(body)
+            }
         }
     }
 
@@ -452,18 +491,25 @@ public final class DatabasePool: @unchecked Sendable {
         case truncate = "TRUNCATE"
     }
 
-    /// Copies the WAL's frames into the database file (SQLite also does this
-    /// by itself every 1,000 pages). Returns whether every frame was copied:
-    /// false when readers still use older ones.
+    /// Copies the WAL's frames into the database file (the pool also does
+    /// this by itself, on a thread of its own, once the WAL holds 1,000
+    /// pages), after any such background checkpoint under way. Returns
+    /// whether every frame was copied: false when readers still use older ones.
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
     ///   or the ``DatabaseError`` of the checkpoint.
     @discardableResult
     public func checkpoint(_ mode: CheckpointMode = .passive) throws -> Bool {
-        try writeWithoutTransaction { db in
-            guard let row = try db.fetchOne("PRAGMA main.wal_checkpoint(\(mode.rawValue))") else { return false }
-            let busy: Int = try row[0], frames: Int = try row[1], copied: Int = try row[2]
-            return busy == 0 && frames == copied
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        // Not beside a background checkpoint, which would make it SQLITE_BUSY.
+        return try writerQueue.sync {
+            try checkpointer.paused {
+                try onWriter { db in
+                    guard let row = try db.fetchOne("PRAGMA main.wal_checkpoint(\(mode.rawValue))") else { return false }
+                    let busy: Int = try row[0], frames: Int = try row[1], copied: Int = try row[2]
+                    return busy == 0 && frames == copied
+                }
+            }
         }
     }
 
@@ -482,37 +528,43 @@ public final class DatabasePool: @unchecked Sendable {
     public func changeKey(to newKey: DatabaseKey, cipher newCipher: CipherSettings? = nil) throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         try writerQueue.sync {
-            guard !writer.isClosed else { throw DatabaseError.connectionClosed }
-            guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
-            for _ in 0..<maximumReaderCount { readerPermits.wait() }
-            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
-            closeIdleReaders()
-            // The routine needs the file to itself.
-            writer.close()
-            // The writer again, as the pool opened it: WAL bounded, and
-            // observed when observations had installed their hooks.
-            func reopenWriter(key: DatabaseKey, cipher: CipherSettings) throws -> DatabaseKey? {
-                var options = writerOptions
-                options.tryOtherFormat = false
-                options.cipher = cipher
-                let (reopened, derived) = try Self.openWriter(path: path, key: key, options: options)
-                try Self.keepTheWALBounded(reopened)
-                if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
-                writer = reopened
-                return derived
-            }
-            do {
-                try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
-            } catch {
-                _ = try reopenWriter(key: currentKey, cipher: currentCipher)
-                throw error
-            }
-            let derived = try reopenWriter(key: newKey, cipher: newCipher ?? currentCipher)
-            lock.lock()
-            readerKey = derived ?? newKey
-            readerOptions.cipher = writer.cipher ?? newCipher ?? currentCipher
-            lock.unlock()
+            try checkpointer.paused(closing: true) { try changeKeyOnWriterQueue(to: newKey, cipher: newCipher) }
         }
+    }
+
+    /// ``changeKey(to:cipher:)`` on the writer queue, with no background
+    /// checkpoint running and its connection closed (it has the old key).
+    private func changeKeyOnWriterQueue(to newKey: DatabaseKey, cipher newCipher: CipherSettings?) throws {
+        guard !writer.isClosed else { throw DatabaseError.connectionClosed }
+        guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
+        for _ in 0..<maximumReaderCount { readerPermits.wait() }
+        defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+        closeIdleReaders()
+        // The routine needs the file to itself.
+        writer.close()
+        // The writer again, as the pool opened it: WAL bounded, and
+        // observed when observations had installed their hooks.
+        func reopenWriter(key: DatabaseKey, cipher: CipherSettings) throws -> DatabaseKey? {
+            var options = writerOptions
+            options.tryOtherFormat = false
+            options.cipher = cipher
+            let (reopened, derived) = try Self.openWriter(path: path, key: key, options: options)
+            try Self.keepTheWALBounded(reopened, checkpointer: checkpointer)
+            if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
+            writer = reopened
+            return derived
+        }
+        do {
+            try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
+        } catch {
+            _ = try reopenWriter(key: currentKey, cipher: currentCipher)
+            throw error
+        }
+        let derived = try reopenWriter(key: newKey, cipher: newCipher ?? currentCipher)
+        lock.lock()
+        readerKey = derived ?? newKey
+        readerOptions.cipher = writer.cipher ?? newCipher ?? currentCipher
+        lock.unlock()
     }
 
     /// Closes the readers no read is using.
@@ -524,13 +576,15 @@ public final class DatabasePool: @unchecked Sendable {
         for reader in idle { reader.close() }
     }
 
-    /// Closes the idle readers (they reopen when needed, with no key
-    /// derivation) and frees the writer's cached statements.
+    /// Closes the idle readers and the connection that checkpoints in the
+    /// background (they reopen when needed, with no key derivation) and
+    /// frees the writer's cached statements.
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
     public func releaseMemory() throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         closeIdleReaders()
+        checkpointer.paused(closing: true) {}
         writerQueue.sync { writer.clearStatementCache() }
     }
 
@@ -542,13 +596,15 @@ public final class DatabasePool: @unchecked Sendable {
     public func close() throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         writerQueue.sync {
-            for _ in 0..<maximumReaderCount { readerPermits.wait() }
-            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
-            lock.lock()
-            isClosed = true
-            lock.unlock()
-            closeIdleReaders()
-            writer.close()
+            checkpointer.paused(closing: true) {
+                for _ in 0..<maximumReaderCount { readerPermits.wait() }
+                defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+                lock.lock()
+                isClosed = true
+                lock.unlock()
+                closeIdleReaders()
+                writer.close()
+            }
         }
     }
 }

@@ -1,0 +1,101 @@
+import CSQLCipher
+import Dispatch
+import Synchronization
+
+/// Copies a pool's WAL into the database file on a thread and a connection
+/// of its own, so that the commit that fills the WAL does not wait for the
+/// copy and its two `fdatasync`s, as it does for SQLite's own automatic
+/// checkpoint (see BENCHMARKS W8).
+///
+/// A passive checkpoint never blocks the writer or a reader, and SQLite's
+/// locks keep it safe beside them. The writer starts the WAL over at its
+/// next write once a checkpoint has copied every frame. A commit made while
+/// the checkpoint ran adds frames it did not copy, so under writes without
+/// pause the WAL grows, checkpointed here every ``interval`` frames, until
+/// the writer restarts it itself. Work that needs no checkpoint running (a
+/// truncating checkpoint, a key change, closing) runs inside ``paused(closing:_:)``.
+final class BackgroundCheckpointer: Sendable {
+    /// A checkpoint is due once the WAL holds this many frames (SQLite's own
+    /// threshold), and again each time it holds this many more.
+    static let interval: Int32 = 1_000
+
+    /// What the writer's commit must do about the WAL.
+    enum Duty: Equatable {
+        case nothing
+        /// Checkpoint in the commit: the connection that checkpoints here did not open.
+        case checkpointHere
+    }
+
+    private let queue = DispatchQueue(label: "DBCrypt.DatabasePool.checkpointer")
+    /// Opens the connection that checkpoints: read-write, keyed as the readers are.
+    private let open: @Sendable () throws -> Database
+    private struct State {
+        var isScheduled = false
+        /// Opening failed: the writer checkpoints itself until the connection is closed.
+        var isUnavailable = false
+        /// The WAL's frames at the last commit, and where the next checkpoint is due.
+        var frames: Int32 = 0
+        var nextCheckpointAt = BackgroundCheckpointer.interval
+        var checkpointsRun = 0
+    }
+    private let state = Mutex(State())
+    /// Used on `queue` only.
+    private nonisolated(unsafe) var connection: Database?
+
+    /// How many checkpoints ran here, for tests.
+    var checkpointsRun: Int { state.withLock { $0.checkpointsRun } }
+
+    init(open: @escaping @Sendable () throws -> Database) {
+        self.open = open
+    }
+
+    /// Called by each commit of the writer with the frames the WAL holds
+    /// now: schedules a passive checkpoint when one is due and none waits.
+    func committed(walFrames frames: Int32) -> Duty {
+        let (duty, start) = state.withLock { state -> (Duty, Bool) in
+            if frames < state.frames { state.nextCheckpointAt = Self.interval }  // the WAL started over
+            state.frames = frames
+            if state.isUnavailable { return (frames >= Self.interval ? .checkpointHere : .nothing, false) }
+            guard frames >= state.nextCheckpointAt, !state.isScheduled else { return (.nothing, false) }
+            state.nextCheckpointAt = frames + Self.interval
+            state.isScheduled = true
+            return (.nothing, true)
+        }
+        if start { queue.async { self.checkpoint() } }
+        return duty
+    }
+
+    private func checkpoint() {
+        state.withLock {
+            $0.isScheduled = false
+            $0.checkpointsRun += 1
+        }
+        if connection == nil {
+            do {
+                connection = try open()
+            } catch {
+                state.withLock { $0.isUnavailable = true }
+                return
+            }
+        }
+        guard let db = try? connection?.connection.open() else { return }
+        // Errors (SQLITE_BUSY while another checkpoint runs) leave the
+        // frames for the next one; SQLite's own checkpoints ignore them too.
+        sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    }
+
+    /// Runs `body` while no checkpoint runs here (one under way finishes
+    /// first; those scheduled meanwhile run after). With `closing`, the
+    /// connection is closed first: it reopens, with what `open` gives then,
+    /// at the next checkpoint.
+    func paused<T>(closing: Bool = false, _ body: () throws -> T) rethrows -> T {
+        try queue.sync {
+            if closing {
+                connection?.close()
+                connection = nil
+                state.withLock { $0.isUnavailable = false }
+            }
+            return try body()
+        }
+    }
+}
