@@ -15,6 +15,12 @@ enum ProviderConfiguration: String, CaseIterable {
     case dbcryptSQLCipher3Pages4K = "dbcrypt-sqlcipher3-4k"
     /// DBCrypt's provider, SQLCipher 4 format (SHA-512, 4 KiB pages).
     case dbcryptSQLCipher4 = "dbcrypt-sqlcipher4"
+    /// SQLCipher 4.19 from PyPI's sqlcipher3 wheel (see ``WheelSQLCipher``), no key.
+    case wheelPlaintext = "sqlcipher-4.19-plaintext"
+    /// SQLCipher 4.19 from the wheel, its SQLCipher 4 defaults.
+    case wheelSQLCipher4 = "sqlcipher-4.19"
+
+    var usesWheel: Bool { self == .wheelPlaintext || self == .wheelSQLCipher4 }
 }
 
 /// A raw 32-byte key: key derivation is not what is measured here.
@@ -43,6 +49,7 @@ private func open(_ path: String, _ config: ProviderConfiguration) -> OpaquePoin
 /// Inserts and scans `rows` rows under `config`, in this process. The stock
 /// configuration never touches DBCrypt, so its provider is never installed.
 func measure(_ config: ProviderConfiguration, rows count: Int) throws -> (insert: Double, scan: Double) {
+    if config.usesWheel { return try measureWheel(keyed: config == .wheelSQLCipher4, rows: count) }
     if config != .stockSQLCipher3 && config != .plaintext {
         let info = try CipherInfo.linked()
         guard info.usesDBCryptProvider else { fatalError("the linked SQLCipher \(info.cipherVersion) does not use DBCrypt's provider") }
@@ -69,15 +76,43 @@ func measure(_ config: ProviderConfiguration, rows count: Int) throws -> (insert
     return (insert, scan)
 }
 
+/// As `measure`, on SQLCipher 4.19 from the wheel.
+private func measureWheel(keyed: Bool, rows count: Int) throws -> (insert: Double, scan: Double) {
+    guard let module = WheelSQLCipher.modulePath() else { fatalError("no sqlcipher3 wheel: run scripts/interop-venv") }
+    let library = WheelSQLCipher(modulePath: module)
+    let rows = BenchmarkRows(count: count)
+    let directory = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("bench.db").path
+    var db = library.connect(path, key: keyed ? rawKey : nil)
+    library.check(db, library.exec(db, "PRAGMA synchronous = OFF", nil, nil, nil))
+    library.check(db, library.exec(db, createTableSQL, nil, nil, nil))
+    let insert = withExtendedLifetime(rows) { cpuSeconds { library.insert(db, rows) } }
+    _ = library.close(db)
+    db = library.connect(path, key: keyed ? rawKey : nil)
+    var checksum = 0
+    let scan = cpuSeconds { checksum = library.scan(db) }
+    _ = library.close(db)
+    precondition(checksum != 0)
+    if keyed, let header = FileHandle(forReadingAtPath: path)?.readData(ofLength: 16) {
+        precondition(header != Data("SQLite format 3\0".utf8), "the wheel wrote a plaintext file")
+    }
+    return (insert, scan)
+}
+
 /// Runs every configuration in its own child process, interleaved, for
 /// `rounds` rounds, and prints medians and the ratios issue #4 asks for.
 func runProviderBenchmark(rounds: Int, rows: Int) throws {
     print("Crypto provider: \(rows) rows of 8 columns, \(rounds) interleaved rounds, raw C API, one child process per run,")
     print("CPU time of the working thread, synchronous = OFF")
+    // SQLCipher 4.19 when the interop venv has the wheel.
+    let hasWheel = WheelSQLCipher.modulePath() != nil
+    if !hasWheel { print("(no sqlcipher3 wheel in .build/interop-venv: scripts/interop-venv adds SQLCipher 4.19)") }
+    let configurations = ProviderConfiguration.allCases.filter { hasWheel || !$0.usesWheel }
     var inserts: [ProviderConfiguration: Samples] = [:]
     var scans: [ProviderConfiguration: Samples] = [:]
     for _ in 0..<rounds {
-        for config in ProviderConfiguration.allCases {
+        for config in configurations {
             let child = Process()
             child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
             child.arguments = ["measure", config.rawValue, String(rows)]
@@ -94,7 +129,7 @@ func runProviderBenchmark(rounds: Int, rows: Int) throws {
     }
     print("")
     print("configuration              insert median (min..max)               scan median (min..max)")
-    for config in ProviderConfiguration.allCases {
+    for config in configurations {
         let i = inserts[config]!, s = scans[config]!
         print(config.rawValue.padding(toLength: 26, withPad: " ", startingAt: 0)
               + "\(milliseconds(i.median)) (\(milliseconds(i.min))..\(milliseconds(i.max)))   "
@@ -111,4 +146,13 @@ func runProviderBenchmark(rounds: Int, rows: Int) throws {
     line("SQLCipher 4 (DBCrypt) / stock SQLCipher 3", .dbcryptSQLCipher4, .stockSQLCipher3)
     line("stock SQLCipher 3 / plaintext", .stockSQLCipher3, .plaintext)
     line("SQLCipher 4 (DBCrypt) / plaintext", .dbcryptSQLCipher4, .plaintext)
+    guard configurations.contains(.wheelSQLCipher4) else { return }
+    line("SQLCipher 4.19 (wheel) / its plaintext", .wheelSQLCipher4, .wheelPlaintext)
+    // Issue #15 goal 2: DBCrypt's encrypted/plaintext ratio against 4.19's.
+    func quotient(_ samples: [ProviderConfiguration: Samples]) -> String {
+        ratio(samples[.dbcryptSQLCipher4]!.median / samples[.plaintext]!.median,
+              samples[.wheelSQLCipher4]!.median / samples[.wheelPlaintext]!.median)
+    }
+    print("DBCrypt's ratio / 4.19's ratio (goal <= 0.85x)".padding(toLength: 58, withPad: " ", startingAt: 0)
+          + "insert \(quotient(inserts))   scan \(quotient(scans))")
 }

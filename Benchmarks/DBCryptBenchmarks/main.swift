@@ -4,6 +4,8 @@
 //       SQLCipher's stock crypto provider against DBCrypt's, SQLCipher 3
 //       against SQLCipher 4: keyed inserts and scans through the raw C API.
 //   DBCryptBenchmarks insert-scan [--rounds N] [--rows N]     W1, W2
+//   DBCryptBenchmarks overhead [--rounds N] [--rows N]        W1, W2 encrypted over plaintext, against
+//       the crypto floor, by page size and page cache size
 //   DBCryptBenchmarks open [--rounds N]                         W3
 //   DBCryptBenchmarks export [--rounds N] [--rows N]           W4
 //   DBCryptBenchmarks pool [--rounds N]                         W6
@@ -53,6 +55,8 @@ case "scale":
     }
     let sizes = arguments.firstIndex(of: "--gigabytes").map { arguments[$0 + 1].split(separator: ",").compactMap { Int($0) } } ?? [1, 2]
     try runScaleBenchmark(gigabytes: sizes, dbcrypt: arguments[index + 1])
+case "overhead":
+    try runOverheadBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 case "insert-scan":
     try runInsertScanBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 default:
