@@ -31,7 +31,8 @@ final class BackgroundCheckpointer: Sendable {
     private let open: @Sendable () throws -> Database
     private struct State {
         var isScheduled = false
-        /// Opening failed: the writer checkpoints itself until the connection is closed.
+        /// The last attempt to open failed: the writer checkpoints itself
+        /// until an attempt (one per checkpoint due) succeeds.
         var isUnavailable = false
         /// The WAL's frames at the last commit, and where the next checkpoint is due.
         var frames: Int32 = 0
@@ -55,29 +56,28 @@ final class BackgroundCheckpointer: Sendable {
         let (duty, start) = state.withLock { state -> (Duty, Bool) in
             if frames < state.frames { state.nextCheckpointAt = Self.interval }  // the WAL started over
             state.frames = frames
-            if state.isUnavailable { return (frames >= Self.interval ? .checkpointHere : .nothing, false) }
-            guard frames >= state.nextCheckpointAt, !state.isScheduled else { return (.nothing, false) }
+            let duty: Duty = state.isUnavailable && frames >= Self.interval ? .checkpointHere : .nothing
+            guard frames >= state.nextCheckpointAt, !state.isScheduled else { return (duty, false) }
             state.nextCheckpointAt = frames + Self.interval
             state.isScheduled = true
-            return (.nothing, true)
+            return (duty, true)
         }
         if start { queue.async { self.checkpoint() } }
         return duty
     }
 
     private func checkpoint() {
-        state.withLock {
-            $0.isScheduled = false
-            $0.checkpointsRun += 1
-        }
+        state.withLock { $0.isScheduled = false }
         if connection == nil {
             do {
                 connection = try open()
+                state.withLock { $0.isUnavailable = false }
             } catch {
                 state.withLock { $0.isUnavailable = true }
                 return
             }
         }
+        state.withLock { $0.checkpointsRun += 1 }
         guard let db = try? connection?.connection.open() else { return }
         // Errors (SQLITE_BUSY while another checkpoint runs) leave the
         // frames for the next one; SQLite's own checkpoints ignore them too.

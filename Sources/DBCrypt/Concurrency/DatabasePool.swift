@@ -190,7 +190,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// disk twice in the commit: 4,000 frames (16 MiB of 4 KiB pages) makes
     /// that rare. Attached databases checkpoint in the commit, as SQLite does.
     private static func keepTheWALBounded(_ writer: Database, checkpointer: BackgroundCheckpointer) throws {
-        // The pool keeps `checkpointer` as long as the writer's connection.
+        // The connection keeps `checkpointer` as long as it lives.
+        writer.connection.walHookContext = checkpointer
         sqlite3_wal_hook(try writer.connection.open(), { context, db, schema, frames in
             let isMain = schema.map { strcmp($0, "main") == 0 } ?? false
             if frames >= (isMain ? 4 * BackgroundCheckpointer.interval : 2000) {
@@ -495,6 +496,9 @@ public final class DatabasePool: @unchecked Sendable {
     /// this by itself, on a thread of its own, once the WAL holds 1,000
     /// pages), after any such background checkpoint under way. Returns
     /// whether every frame was copied: false when readers still use older ones.
+    /// (A `PRAGMA wal_checkpoint` of your own in a write closure may find a
+    /// background checkpoint running and report it busy: use this method,
+    /// or a barrier, which wait for it.)
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
     ///   or the ``DatabaseError`` of the checkpoint.

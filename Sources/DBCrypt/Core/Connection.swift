@@ -14,6 +14,9 @@ final class Connection {
     var attachSettings = CipherSettings.sqlcipher4
     /// The hooks that observation installs, kept alive as long as the connection.
     var changeTracker: ChangeTracker?
+    /// The context of a pool's WAL hook, kept alive as long as the connection
+    /// (a `Database` kept past its pool can still commit).
+    var walHookContext: AnyObject?
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
     private var internalStatements: [String: OpaquePointer] = [:]
