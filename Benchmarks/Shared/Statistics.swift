@@ -41,3 +41,11 @@ func milliseconds(_ value: Double) -> String { String(format: "%8.1f ms", value 
 
 /// `0.87x` style.
 func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2fx", a / b) }
+
+/// glibc's `malloc_trim(0)` (`<malloc.h>` is not in Swift's Glibc module):
+/// consolidates the allocator's free lists, so that a measured loop does not
+/// pay for what the work before it freed.
+func trimAllocator() {
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+}

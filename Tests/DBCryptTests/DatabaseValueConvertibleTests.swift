@@ -104,4 +104,33 @@ final class DatabaseValueConvertibleTests: XCTestCase {
         XCTAssertEqual(Double.fromDatabaseValue(.integer(3)), 3.0)
         XCTAssertEqual(Data.fromDatabaseValue(.text("ab")), Data("ab".utf8))
     }
+
+    /// A cursor's live row reads columns straight from the statement (each
+    /// type's `fromStatement`): it converts exactly as the values do.
+    func testLiveRowsConvertAsValuesDo() throws {
+        let literals = ["12", "-2.0", "1.5", "9.3e18", "'12'", "NULL", "x'0001'", "0"]
+        let cursor = try db.query("SELECT " + literals.joined(separator: ", "))
+        let row = try XCTUnwrap(try cursor.next())
+        func check<T: DatabaseValueConvertible & Equatable>(_ type: T.Type, line: UInt = #line) {
+            for index in literals.indices {
+                let value: DatabaseValue = row[index]
+                XCTAssertEqual(try? row[index] as T, T.fromDatabaseValue(value), "\(literals[index]) as \(T.self)", line: line)
+            }
+        }
+        check(Int64.self)
+        check(Int.self)
+        check(Int32.self)
+        check(Double.self)
+        check(Bool.self)
+        check(String.self)
+        check(Data.self)
+        // Optionals: a mismatch throws (none), NULL is some(nil).
+        for index in literals.indices {
+            var live: Int64??
+            do { live = .some(try row[index] as Int64?) } catch { live = .none }
+            XCTAssertEqual(live, Int64?.fromDatabaseValue(row[index] as DatabaseValue), literals[index])
+        }
+        XCTAssertEqual(try row[1] as Int64, -2)
+        XCTAssertNil(try? row[2] as Int64)
+    }
 }

@@ -72,6 +72,17 @@ extension Int64: DatabaseValueConvertible {
         default: return nil
         }
     }
+    /// An integer, or a real with no fractional part that fits, read
+    /// without building a ``DatabaseValue`` (whose text and blob cases the
+    /// caller would otherwise carry inlined).
+    @inlinable public static func fromStatement(_ statement: OpaquePointer, column: Int32) -> Int64? {
+        let value = sqlite3_column_value(statement, column)
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return sqlite3_value_int64(value)
+        case SQLITE_FLOAT: return Int64(exactly: sqlite3_value_double(value))
+        default: return nil
+        }
+    }
 }
 
 extension Int: DatabaseValueConvertible {
