@@ -45,6 +45,38 @@ final class DatabaseFetchingTests: XCTestCase {
                               Flexible(id: 3, title: "third", stars: 5)])
     }
 
+    /// A query's rows share one keyed container per key type, which reads
+    /// the current row: a type that asks for containers of two key types,
+    /// and a subclass that decodes through its superclass, read each row's
+    /// own values.
+    func testDecodableRowsWithTwoKeyTypesAndASuperclass() throws {
+        class Base: Decodable {
+            let id: Int
+            enum CodingKeys: String, CodingKey { case id }
+            required init(from decoder: any Decoder) throws {
+                id = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .id)
+            }
+        }
+        final class Note: Base {
+            let title: String, stars: Int?, sameID: Int
+            enum NoteKeys: String, CodingKey { case title, stars }
+            enum IDKeys: String, CodingKey { case id }
+            required init(from decoder: any Decoder) throws {
+                let note = try decoder.container(keyedBy: NoteKeys.self)
+                title = try note.decode(String.self, forKey: .title)
+                sameID = try decoder.container(keyedBy: IDKeys.self).decode(Int.self, forKey: .id)
+                stars = try note.decodeIfPresent(Int.self, forKey: .stars)
+                try super.init(from: decoder)
+            }
+        }
+        let notes = try db.fetchAll(Note.self, "SELECT id, title, stars FROM note ORDER BY id")
+        XCTAssertEqual(notes.map(\.id), [1, 2, 3])
+        XCTAssertEqual(notes.map(\.sameID), [1, 2, 3])
+        XCTAssertEqual(notes.map(\.title), ["first", "second", "third"])
+        XCTAssertEqual(notes.map(\.stars), [3, nil, 5])
+        XCTAssertEqual(try db.fetchOne(Note.self, "SELECT id, title, stars FROM note WHERE id = 2")?.title, "second")
+    }
+
     func testCursorIsLazyAndReadsColumnsByIndexAndName() throws {
         let cursor = try db.query("SELECT id, title AS Title, stars FROM note ORDER BY id")
         XCTAssertEqual(cursor.columnNames, ["id", "Title", "stars"])

@@ -51,11 +51,13 @@ extension Database {
     /// - throws: see ``query(_:_:)``; ``DatabaseError/columnNotFound(name:sql:)``,
     ///   ``DatabaseError/typeMismatch(column:value:type:sql:)`` or
     ///   ``DatabaseError/decodingFailed(column:type:sql:)`` when a row does not decode.
-    public func fetchAll<T: Decodable>(
+    @inlinable public func fetchAll<T: Decodable>(
         _ type: T.Type, _ sql: String, _ arguments: StatementArguments = StatementArguments()
     ) throws -> [T] {
+        // Inlinable so that the array is built specialized for `T`: built in
+        // generic code, each append looked up `[T]`'s metadata at run time.
         let cursor = try query(sql, arguments)
-        let decode = RowDecoder.decoder(for: T.self)
+        let decode = rowDecoder(for: T.self)
         var result: [T] = []
         while let row = try cursor.next() { result.append(try decode(row)) }
         return result

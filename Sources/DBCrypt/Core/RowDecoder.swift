@@ -11,10 +11,18 @@
 /// storage class ``DatabaseError/typeMismatch(column:value:type:sql:)``, and a
 /// `DecodingError` thrown by the type's own `init(from:)` becomes
 /// ``DatabaseError/decodingFailed(column:type:sql:)``.
+/// The function that decodes `T` from each row of a query, for inlinable
+/// callers (see ``RowDecoder/decoder(for:)``).
+@usableFromInline func rowDecoder<T: Decodable>(for type: T.Type) -> (Row) throws -> T {
+    RowDecoder.decoder(for: type)
+}
+
 struct RowDecoder: Decoder {
-    let row: Row
-    /// The column of each key, learned from the query's first row.
+    /// The current row, and the column of each key, learned from the query's first row.
     let columns: ColumnsByKey
+    /// The keyed container handed out for the query's rows.
+    let cache: KeyedContainerCache
+    var row: Row { columns.row }
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -23,11 +31,11 @@ struct RowDecoder: Decoder {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
-        let columns = ColumnsByKey()
+        let columns = ColumnsByKey(), cache = KeyedContainerCache()
         return { row in
-            columns.startRow()
+            columns.startRow(row)
             do {
-                return try T(from: RowDecoder(row: row, columns: columns))
+                return try T(from: RowDecoder(columns: columns, cache: cache))
             } catch let error as DecodingError {
                 throw Self.databaseError(error, row: row, type: T.self)
             }
@@ -52,8 +60,17 @@ struct RowDecoder: Decoder {
         try decoder(for: type)(row)
     }
 
+    /// The same container for every row of the query (it reads the row
+    /// `columns` holds now): a new one per row cost an allocation and the
+    /// runtime's look-ups of its generic types, about a third of a row's decoding.
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedRowContainer<Key>(row: row, columns: columns))
+        if cache.keyType == ObjectIdentifier(Key.self), let cached = cache.container {
+            return unsafeDowncast(cached, to: CachedKeyedContainer<Key>.self).container
+        }
+        let container = KeyedDecodingContainer(KeyedRowContainer<Key>(columns: columns))
+        cache.container = CachedKeyedContainer(container)
+        cache.keyType = ObjectIdentifier(Key.self)
+        return container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -66,16 +83,29 @@ struct RowDecoder: Decoder {
     }
 }
 
+/// The keyed container a query's rows share, kept by ``RowDecoder``.
+final class KeyedContainerCache {
+    @exclusivity(unchecked) var container: AnyObject?
+    /// The `CodingKey` type of `container`.
+    @exclusivity(unchecked) var keyType: ObjectIdentifier?
+}
+
+private final class CachedKeyedContainer<Key: CodingKey> {
+    let container: KeyedDecodingContainer<Key>
+    init(_ container: KeyedDecodingContainer<Key>) { self.container = container }
+}
+
 private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let row: Row
+    /// The current row and its columns by key: the container outlives a row.
     let columns: ColumnsByKey
+    var row: Row { columns.row }
     var codingPath: [any CodingKey] { [] }
 
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { columns.index(of: key.stringValue, in: row) != nil }
+    func contains(_ key: Key) -> Bool { columns.index(of: key.stringValue) != nil }
 
-    private func index(_ key: Key) throws -> Int { try columns.existingIndex(of: key.stringValue, in: row) }
+    private func index(_ key: Key) throws -> Int { try columns.existingIndex(of: key.stringValue) }
 
     private func column(_ key: Key) throws -> ColumnDecoder {
         ColumnDecoder(row: row, index: try index(key), key: key)
@@ -86,24 +116,24 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     // a helper generic in both would look up the type's metadata per column.
     func decodeNil(forKey key: Key) throws -> Bool { row[try index(key)].isNull }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try columns.value(Bool.self, key.stringValue, in: row) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try columns.value(String.self, key.stringValue, in: row) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try columns.value(Double.self, key.stringValue, in: row) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try columns.value(Int.self, key.stringValue, in: row) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try columns.value(Int32.self, key.stringValue, in: row) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try columns.value(Int64.self, key.stringValue, in: row) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try columns.value(Bool.self, key.stringValue) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try columns.value(String.self, key.stringValue) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try columns.value(Double.self, key.stringValue) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try columns.value(Int.self, key.stringValue) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try columns.value(Int32.self, key.stringValue) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try columns.value(Int64.self, key.stringValue) }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try columns.optionalValue(Bool.self, key.stringValue, in: row) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try columns.optionalValue(String.self, key.stringValue, in: row) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try columns.optionalValue(Double.self, key.stringValue, in: row) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try columns.optionalValue(Int.self, key.stringValue, in: row) }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try columns.optionalValue(Int32.self, key.stringValue, in: row) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try columns.optionalValue(Int64.self, key.stringValue, in: row) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try columns.optionalValue(Bool.self, key.stringValue) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try columns.optionalValue(String.self, key.stringValue) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try columns.optionalValue(Double.self, key.stringValue) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try columns.optionalValue(Int.self, key.stringValue) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try columns.optionalValue(Int32.self, key.stringValue) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try columns.optionalValue(Int64.self, key.stringValue) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try column(key).decode(type) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = columns.index(of: key.stringValue, in: row), !row[index].isNull else { return nil }
+        guard let index = columns.index(of: key.stringValue), !row[index].isNull else { return nil }
         return try ColumnDecoder(row: row, index: index, key: key).decode(type)
     }
 
@@ -118,7 +148,11 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
             codingPath: [key], debugDescription: "a column holds one value, not a nested container"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row, columns: ColumnsByKey()) }
+    func superDecoder() throws -> any Decoder {
+        let columns = ColumnsByKey()
+        columns.startRow(row)
+        return RowDecoder(columns: columns, cache: KeyedContainerCache())
+    }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { try column(key) }
 }
@@ -135,12 +169,22 @@ final class ColumnsByKey {
     /// columns (nil for a name the query has no column for).
     @exclusivity(unchecked) private var learned: [(name: String, index: Int?)] = []
     @exclusivity(unchecked) private var position = 0
+    /// The row being decoded, and what its typed reads need of it, kept
+    /// apart so that reading a column retains nothing.
+    @exclusivity(unchecked) private(set) var row: Row!
+    @exclusivity(unchecked) private var handle: OpaquePointer?
+    @exclusivity(unchecked) private var columnCount = 0
 
     /// Called before each row: keys are counted from the first again.
-    func startRow() { position = 0 }
+    func startRow(_ row: Row) {
+        self.row = row
+        handle = row.handle
+        columnCount = row.count
+        position = 0
+    }
 
     /// The column named `name` (ignoring case), or nil when there is none.
-    func index(of name: String, in row: Row) -> Int? {
+    func index(of name: String) -> Int? {
         let current = position
         position = current &+ 1
         if current < learned.count, learned[current].name == name { return learned[current].index }
@@ -152,8 +196,8 @@ final class ColumnsByKey {
     /// The column named `name`.
     ///
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)``.
-    func existingIndex(of name: String, in row: Row) throws -> Int {
-        guard let index = index(of: name, in: row) else { throw DatabaseError.columnNotFound(name: name, sql: row.sql) }
+    func existingIndex(of name: String) throws -> Int {
+        guard let index = index(of: name) else { throw DatabaseError.columnNotFound(name: name, sql: row.sql) }
         return index
     }
 
@@ -161,16 +205,21 @@ final class ColumnsByKey {
     /// (no ``DatabaseValue`` on the way).
     ///
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)``, ``DatabaseError/typeMismatch(column:value:type:sql:)``.
-    func value<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String, in row: Row) throws -> T {
-        try row[try existingIndex(of: name, in: row)] as T
+    func value<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String) throws -> T {
+        let index = try existingIndex(of: name)
+        if let handle, UInt(bitPattern: index) < UInt(bitPattern: columnCount),
+           let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
+            return converted
+        }
+        return try row[index] as T
     }
 
     /// Column `name` converted to `T`, nil when it is NULL or missing.
     ///
     /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)``.
-    func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String, in row: Row) throws -> T? {
-        guard let index = index(of: name, in: row) else { return nil }
-        if let handle = row.handle, let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
+    func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String) throws -> T? {
+        guard let index = index(of: name) else { return nil }
+        if let handle, let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
             return converted
         }
         let value = row[index]
