@@ -196,7 +196,7 @@ final class ColumnsByKey {
     /// The column named `name`.
     ///
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)``.
-    func existingIndex(of name: String) throws -> Int {
+    @inline(__always) func existingIndex(of name: String) throws -> Int {
         guard let index = index(of: name) else { throw DatabaseError.columnNotFound(name: name, sql: row.sql) }
         return index
     }
