@@ -50,13 +50,30 @@ func runOverheadBenchmark(rounds: Int, rows count: Int) throws {
     }
 }
 
+/// For callgrind (`scripts/profile`): one W1 insert and W2 scan, plaintext
+/// or encrypted (SQLCipher 4 defaults), or the floor of the pages the
+/// encrypted run wrote and read.
+func runOverheadProfile(_ which: String, rows count: Int) throws {
+    _ = try CipherInfo.linked()
+    let rows = BenchmarkRows(count: count)
+    switch which {
+    case "plaintext", "encrypted":
+        let run = try overheadRun(rows, encrypted: which == "encrypted", pageSize: 4096, cacheKiB: 2000)
+        print("\(which): \(run.pagesWritten) pages written, \(run.pagesRead) read")
+    default:
+        let run = try overheadRun(rows, encrypted: true, pageSize: 4096, cacheKiB: 2000)
+        _ = try cryptoFloor(pages: run.pagesWritten, pageSize: 4096, encrypt: true)
+        _ = try cryptoFloor(pages: run.pagesRead, pageSize: 4096, encrypt: false)
+    }
+}
+
 /// One insert and one scan on a new file.
 private struct OverheadRun {
     var insert: Double, scan: Double
     var pagesWritten: Int, pagesRead: Int
 }
 
-private func overheadRun(_ rows: BenchmarkRows, encrypted: Bool, pageSize: Int, cacheKiB: Int) throws -> OverheadRun {
+@inline(never) private func overheadRun(_ rows: BenchmarkRows, encrypted: Bool, pageSize: Int, cacheKiB: Int) throws -> OverheadRun {
     let directory = try scratchDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let path = directory.appendingPathComponent("overhead.db").path
@@ -97,7 +114,7 @@ private func pagerCount(_ db: Database, _ counter: Int32) throws -> Int {
 /// CPU seconds of what SQLCipher 4 must do to `pages` pages at the least:
 /// AES-256-CBC over the page less its reserve (16-byte IV, 64-byte HMAC),
 /// then HMAC-SHA512 over that and the IV and the page number.
-private func cryptoFloor(pages: Int, pageSize: Int, encrypt: Bool) throws -> Double {
+@inline(never) private func cryptoFloor(pages: Int, pageSize: Int, encrypt: Bool) throws -> Double {
     let key = [UInt8](repeating: 0x5A, count: 32), hmacKey = [UInt8](repeating: 0xA5, count: 32)
     guard let keys = dbcrypt_page_keys_new(key, Int32(DBCRYPT_PAGE_SHA512.rawValue), hmacKey, hmacKey.count) else {
         throw DatabaseError.invalidArguments(reason: "OpenSSL made no page keys", sql: nil)
