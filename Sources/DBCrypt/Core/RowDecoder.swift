@@ -1,3 +1,9 @@
+/// The function that decodes `T` from each row of a query, for inlinable
+/// callers (see ``RowDecoder/decoder(for:)``).
+@usableFromInline func rowDecoder<T: Decodable>(for type: T.Type) -> (Row) throws -> T {
+    RowDecoder.decoder(for: type)
+}
+
 /// Decodes a `Decodable` value from a row: keyed containers read the column
 /// of the same name; a single value reads the first column.
 ///
@@ -11,12 +17,6 @@
 /// storage class ``DatabaseError/typeMismatch(column:value:type:sql:)``, and a
 /// `DecodingError` thrown by the type's own `init(from:)` becomes
 /// ``DatabaseError/decodingFailed(column:type:sql:)``.
-/// The function that decodes `T` from each row of a query, for inlinable
-/// callers (see ``RowDecoder/decoder(for:)``).
-@usableFromInline func rowDecoder<T: Decodable>(for type: T.Type) -> (Row) throws -> T {
-    RowDecoder.decoder(for: type)
-}
-
 struct RowDecoder: Decoder {
     /// The current row, and the column of each key, learned from the query's first row.
     let columns: ColumnsByKey
