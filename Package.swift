@@ -28,7 +28,7 @@ let package = Package(
         ),
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
         // AES-256-GCM and AES-SIV with keys scheduled once, and nonces, on OpenSSL's libcrypto.
-        .target(name: "CSealCipher", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "CSealCipher", dependencies: ["CCipherProvider"], linkerSettings: [.linkedLibrary("crypto")]),
         // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"]), .brew(["argon2"])]),
         // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.

@@ -123,7 +123,7 @@ static int add_random(void *ctx, void *buffer, int length) {
 
 static int random_bytes(void *ctx, void *buffer, int length) {
     (void)ctx;
-    return RAND_bytes(buffer, length) == 1 ? OK : ERROR;
+    return length >= 0 && dbcrypt_random_bytes(buffer, (size_t)length) ? OK : ERROR;
 }
 
 /// Key derivations of more than 2 rounds (SQLCipher's HMAC key takes 2), for tests.

