@@ -27,7 +27,9 @@ struct WriteAheadLog {
     let headerIsValid: Bool
     private let bigEndianChecksums: Bool
     private let salts: [UInt8]
-    private let headerChecksum: (UInt32, UInt32)
+    /// The checksum the header stores, and the one computed over its bytes
+    /// (they differ when the header is damaged).
+    private let headerChecksum: (UInt32, UInt32), computedHeaderChecksum: (UInt32, UInt32)
 
     /// The log beside `databasePath`, or nil when there is none or it is empty.
     ///
@@ -52,6 +54,7 @@ struct WriteAheadLog {
         salts = header.count == 32 ? Array(header[16..<24]) : []
         let computed = header.count == 32 ? Self.checksum(header[0..<24], bigEndian: bigEndianChecksums, seed: (0, 0)) : (0, 0)
         headerChecksum = header.count == 32 ? (Self.word(header, 24, bigEndian: true), Self.word(header, 28, bigEndian: true)) : (0, 0)
+        computedHeaderChecksum = computed
         headerIsValid = header.count == 32 && magic & ~1 == 0x377f_0682 && Self.word(header, 4, bigEndian: true) == 3_007_000
             && Self.word(header, 8, bigEndian: true) == UInt32(pageSize == 65536 ? 1 : pageSize)
             && computed == (Self.word(header, 24, bigEndian: true), Self.word(header, 28, bigEndian: true))
@@ -70,13 +73,17 @@ struct WriteAheadLog {
     /// A frame that breaks the chain or has other salts but not both is one
     /// of this log's, damaged: it is visited with `headerMatches` false and
     /// the chain goes on from its stored checksum, so one damaged frame does
-    /// not hide the next. A damaged log header does not stop the scan either.
+    /// not hide the next. A damaged log header does not stop the scan either,
+    /// and does not make its frames damaged: the chain then starts from the
+    /// checksum the header stores or from the one its bytes give (whichever
+    /// the first frame continues), and the salts are the first frame's.
     func scan(_ visit: (Frame, UnsafeRawBufferPointer) throws -> Void, cutShort: (Int, Range<Int64>) throws -> Void) throws {
         guard reader.size >= Int64(Self.headerSize) else { return }
         let frameSize = Self.frameHeaderSize + pageSize
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: frameSize, alignment: 16)
         defer { buffer.deallocate() }
-        var chain = [headerChecksum]
+        var chain = headerIsValid ? [headerChecksum] : [headerChecksum, computedHeaderChecksum]
+        var salts = self.salts
         var index = 0
         var offset = Int64(Self.headerSize)
         while offset < reader.size {
@@ -96,6 +103,7 @@ struct WriteAheadLog {
                               seed: Self.checksum(header[0..<8], bigEndian: bigEndianChecksums, seed: seed))
             }
             let continues = computed.contains { $0 == stored }
+            if index == 0, !headerIsValid, continues { salts = Array(header[8..<16]) }
             let saltsMatch = header[8..<16].elementsEqual(salts)
             guard saltsMatch || continues else { return }
             let frame = Frame(index: index, pageNumber: Self.word(header, 0, bigEndian: true),

@@ -37,6 +37,22 @@ final class VerificationTests: XCTestCase {
         XCTAssertEqual(report.damage, [PageDamage(page: 1, location: .database, byteRange: 0..<4096, kind: .hmacMismatch)])
     }
 
+    /// A change in the log header's salts or checksum (bytes 16-31) is the
+    /// header's damage alone: its frames, which carry the salts and continue
+    /// the checksum the header had, are not reported as damaged too.
+    func testADamagedLogHeaderIsOneDamageNotOnePerFrame() throws {
+        let path = try makeDatabase(self, .sqlcipher4, rows: 120, leavingFramesInLog: true)
+        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        XCTAssertTrue(try file.verify().isIntact)
+        for offset: Int64 in [8, 12, 16, 19, 20, 23, 24, 27, 28, 31] {
+            try flip(path + "-wal", at: offset, mask: 0x20)
+            defer { try? flip(path + "-wal", at: offset, mask: 0x20) }
+            let report = try file.verify()
+            XCTAssertEqual(report.damage.map(\.kind), [.badHeader], "WAL header byte \(offset): \(report.damage)")
+            XCTAssertGreaterThan(report.walFrameCount, 3, "WAL header byte \(offset)")
+        }
+    }
+
     /// Every single-byte change anywhere in a file and its `-wal` is found and
     /// the exact page (or frame) named, but in the bytes the format leaves
     /// uncovered: SQLCipher 3's 12 bytes of random padding after each HMAC.
