@@ -359,12 +359,18 @@ public final class DatabasePool: @unchecked Sendable {
     /// - throws: see ``writeWithoutTransaction(_:)-(((Database)->T))``.
     public func barrierWriteWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
-        return try writerQueue.sync {
-            try checkpointer.paused {
-                for _ in 0..<maximumReaderCount { readerPermits.wait() }
-                defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
-                return try onWriter(body)
-            }
+        return try writerQueue.sync { try withNoReadOrCheckpoint { try onWriter(body) } }
+    }
+
+    /// On the writer queue: runs `body` once no background checkpoint and no
+    /// read runs, and keeps new ones waiting until it returns. With
+    /// `closingCheckpointer`, the checkpoints' connection is closed first (it
+    /// reopens at the next checkpoint, keyed as the readers are then).
+    private func withNoReadOrCheckpoint<T>(closingCheckpointer: Bool = false, _ body: () throws -> T) rethrows -> T {
+        try checkpointer.paused(closing: closingCheckpointer) {
+            for _ in 0..<maximumReaderCount { readerPermits.wait() }
+            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+            return try body()
         }
     }
 
@@ -532,43 +538,38 @@ public final class DatabasePool: @unchecked Sendable {
     public func changeKey(to newKey: DatabaseKey, cipher newCipher: CipherSettings? = nil) throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         try writerQueue.sync {
-            try checkpointer.paused(closing: true) { try changeKeyOnWriterQueue(to: newKey, cipher: newCipher) }
+            guard !writer.isClosed else { throw DatabaseError.connectionClosed }
+            guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
+            // The checkpoints' connection has the old key, and the old file.
+            try withNoReadOrCheckpoint(closingCheckpointer: true) {
+                closeIdleReaders()
+                // The routine needs the file to itself.
+                writer.close()
+                // The writer again, as the pool opened it: WAL bounded, and
+                // observed when observations had installed their hooks.
+                func reopenWriter(key: DatabaseKey, cipher: CipherSettings) throws -> DatabaseKey? {
+                    var options = writerOptions
+                    options.tryOtherFormat = false
+                    options.cipher = cipher
+                    let (reopened, derived) = try Self.openWriter(path: path, key: key, options: options)
+                    try Self.keepTheWALBounded(reopened, checkpointer: checkpointer)
+                    if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
+                    writer = reopened
+                    return derived
+                }
+                do {
+                    try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
+                } catch {
+                    _ = try reopenWriter(key: currentKey, cipher: currentCipher)
+                    throw error
+                }
+                let derived = try reopenWriter(key: newKey, cipher: newCipher ?? currentCipher)
+                lock.lock()
+                readerKey = derived ?? newKey
+                readerOptions.cipher = writer.cipher ?? newCipher ?? currentCipher
+                lock.unlock()
+            }
         }
-    }
-
-    /// ``changeKey(to:cipher:)`` on the writer queue, with no background
-    /// checkpoint running and its connection closed (it has the old key).
-    private func changeKeyOnWriterQueue(to newKey: DatabaseKey, cipher newCipher: CipherSettings?) throws {
-        guard !writer.isClosed else { throw DatabaseError.connectionClosed }
-        guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
-        for _ in 0..<maximumReaderCount { readerPermits.wait() }
-        defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
-        closeIdleReaders()
-        // The routine needs the file to itself.
-        writer.close()
-        // The writer again, as the pool opened it: WAL bounded, and
-        // observed when observations had installed their hooks.
-        func reopenWriter(key: DatabaseKey, cipher: CipherSettings) throws -> DatabaseKey? {
-            var options = writerOptions
-            options.tryOtherFormat = false
-            options.cipher = cipher
-            let (reopened, derived) = try Self.openWriter(path: path, key: key, options: options)
-            try Self.keepTheWALBounded(reopened, checkpointer: checkpointer)
-            if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
-            writer = reopened
-            return derived
-        }
-        do {
-            try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
-        } catch {
-            _ = try reopenWriter(key: currentKey, cipher: currentCipher)
-            throw error
-        }
-        let derived = try reopenWriter(key: newKey, cipher: newCipher ?? currentCipher)
-        lock.lock()
-        readerKey = derived ?? newKey
-        readerOptions.cipher = writer.cipher ?? newCipher ?? currentCipher
-        lock.unlock()
     }
 
     /// Closes the readers no read is using.
@@ -600,9 +601,7 @@ public final class DatabasePool: @unchecked Sendable {
     public func close() throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         writerQueue.sync {
-            checkpointer.paused(closing: true) {
-                for _ in 0..<maximumReaderCount { readerPermits.wait() }
-                defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
+            withNoReadOrCheckpoint(closingCheckpointer: true) {
                 lock.lock()
                 isClosed = true
                 lock.unlock()
