@@ -83,12 +83,17 @@ public struct Row {
         @inline(__always) get throws {
             // The fast path, small enough to inline into the caller: a live
             // row, a column in range, a value that converts.
-            if let handle, UInt(bitPattern: index) < UInt(bitPattern: count),
-               let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
-                return converted
-            }
+            if handle != nil, let converted: T = Self.liveValue(handle, columnCount: count, at: index) { return converted }
             return try convertedValue(at: index)
         }
+    }
+
+    /// Column `index` of the current row of `handle` converted to `T`; nil
+    /// for no statement, a column out of range, or a value that does not
+    /// convert: the fast path of the typed reads (here and in `Decodable` rows).
+    @inlinable static func liveValue<T: DatabaseValueConvertible>(_ handle: OpaquePointer?, columnCount: Int, at index: Int) -> T? {
+        guard let handle, UInt(bitPattern: index) < UInt(bitPattern: columnCount) else { return nil }
+        return T.fromStatement(handle, column: Int32(truncatingIfNeeded: index))
     }
 
     /// The slow path of the typed subscript: copied rows, the range check's

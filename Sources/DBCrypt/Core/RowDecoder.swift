@@ -207,10 +207,7 @@ final class ColumnsByKey {
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)``, ``DatabaseError/typeMismatch(column:value:type:sql:)``.
     func value<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String) throws -> T {
         let index = try existingIndex(of: name)
-        if let handle, UInt(bitPattern: index) < UInt(bitPattern: columnCount),
-           let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
-            return converted
-        }
+        if let converted: T = Row.liveValue(handle, columnCount: columnCount, at: index) { return converted }
         return try row[index] as T
     }
 
@@ -219,9 +216,7 @@ final class ColumnsByKey {
     /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)``.
     func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String) throws -> T? {
         guard let index = index(of: name) else { return nil }
-        if let handle, let converted = T.fromStatement(handle, column: Int32(truncatingIfNeeded: index)) {
-            return converted
-        }
+        if let converted: T = Row.liveValue(handle, columnCount: columnCount, at: index) { return converted }
         let value = row[index]
         if case .null = value { return nil }
         guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, nil) }
