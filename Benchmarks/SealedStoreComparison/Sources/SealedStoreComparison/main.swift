@@ -2,6 +2,7 @@
 // side in one run, with equal durability: LevelDB's default (unsynced)
 // writes against a pool in WAL mode with synchronous = NORMAL. And the
 // cost of sealing: the same store's access path on a table of unsealed values.
+// And the floor under any store in SQLite: its table through the C API.
 //
 //   swift build -c release --package-path Benchmarks/SealedStoreComparison
 //   Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --rounds 5
@@ -80,6 +81,8 @@ let unsealed = try UnsealedTable(pool: plainPool, tagged: true)
 let byName = try UnsealedTable(pool: plainPool, tagged: false)
 let encryptedPool = try makePool("encrypted.db", key: .passphrase("database passphrase"))
 let encryptedStore = try SealedStore(encryptedPool, credential: .passphrase("benchmark password"))
+let raw = RawSQLiteTable(path: path("raw.db"), tags: (0..<entries).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } },
+                         value: values[0])
 for i in 0..<entries {
     try baseline.set(values[i], for: names[i])
 }
@@ -110,6 +113,7 @@ for round in 0..<rounds {
     for (table, label) in [(unsealed, "unsealed values"), (byName, "table by name")] {
         try measure("get: \(label)", operations: gets) { for i in lookups { _ = try table.get(names[i]) } }
     }
+    measure("get: raw C SQLite", operations: gets) { _ = raw.get(lookups) }
 
     try measure("set: LevelDB + JSON", operations: sets) { for i in 0..<sets { try baseline.set(values[i], for: names[i]) } }
     try measure("set: sealed store", operations: sets) { for i in 0..<sets { try store.set(values[i], for: names[i]) } }
@@ -119,6 +123,8 @@ for round in 0..<rounds {
             for i in 0..<sets { try plainPool.write { db in try table.set(db, values[i], names[i]) } }
         }
     }
+    raw.truncateLog()
+    measure("set: raw C SQLite", operations: sets) { raw.set(0..<sets, value: values[1]) }
 
     let batch = { (b: Int) in (0..<batchSize).map { (names[(b * batchSize + $0) % entries], values[$0]) } }
     try measure("batch of 1,000: LevelDB + JSON", operations: batches * batchSize) {
@@ -134,6 +140,10 @@ for round in 0..<rounds {
         try measure("batch of 1,000: \(label)", operations: batches * batchSize) {
             for b in 0..<batches { try plainPool.write { db in for (name, value) in batch(b) { try table.set(db, value, name) } } }
         }
+    }
+    raw.truncateLog()
+    measure("batch of 1,000: raw C SQLite", operations: batches * batchSize) {
+        for b in 0..<batches { raw.batch(b * batchSize..<(b + 1) * batchSize, value: values[2]) }
     }
 
     if round < 3 {
@@ -167,6 +177,8 @@ for operation in ["get", "set", "batch of 1,000"] {
     line("\(operation): unsealed values")
     line("\(operation): sealed store", against: "\(operation): unsealed values", inverse: true)
     line("\(operation): table by name")
+    line("\(operation): raw C SQLite", against: "\(operation): LevelDB + JSON")
+    line("\(operation): sealed store", against: "\(operation): raw C SQLite", inverse: true)
 }
 for label in ["open: LevelDB + JSON (PBKDF2-SHA256, 100,000 rounds)", "open: sealed store (Argon2id, 64 MiB, 3 passes)",
               "open: sealed store (PBKDF2-SHA256, 100,000 rounds)"] {
