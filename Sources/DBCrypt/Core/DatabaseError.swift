@@ -110,6 +110,16 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// failing check in a custom `init(from:)`, ... `column` is the column
     /// being decoded when the decoder knows it.
     case decodingFailed(column: String?, type: String, sql: String?)
+    /// A record has no value for a column of its table's primary key (the
+    /// property is missing, or nil where the row must be found by it).
+    case missingPrimaryKey(table: String, column: String, sql: String?)
+    /// A record's update found no row with its primary key: the row was
+    /// deleted, or the record was never inserted.
+    case recordNotFound(table: String, sql: String?)
+    /// A record does not encode as columns: it must encode as a keyed
+    /// container (a struct or class of properties), whose values are column
+    /// values or nested values, which are stored as JSON text.
+    case recordEncodingFailed(table: String, column: String?, reason: String)
 
     // MARK: - SQLite
 
@@ -134,7 +144,9 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .connectionClosed: return SQLITE_MISUSE
         case .reentrantQueueAccess: return SQLITE_MISUSE
         case .invalidArguments: return SQLITE_RANGE
-        case .typeMismatch, .decodingFailed: return SQLITE_MISMATCH
+        case .typeMismatch, .decodingFailed, .recordEncodingFailed: return SQLITE_MISMATCH
+        case .missingPrimaryKey: return SQLITE_MISUSE
+        case .recordNotFound: return SQLITE_NOTFOUND
         case let .sqlite(code, _, _): return code & 0xFF
         default: return SQLITE_ERROR
         }
@@ -216,6 +228,14 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "A row does not decode as \(type)" + Self.suffix(sql)
         case let .invalidArguments(reason, sql):
             return "Invalid statement arguments: \(reason)" + Self.suffix(sql)
+        case let .missingPrimaryKey(table, column, sql):
+            return "The record has no value for \(table).\(column), which its primary key needs: give it one, or check the type's databasePrimaryKey" + Self.suffix(sql)
+        case let .recordNotFound(table, sql):
+            return "No row of \(table) has the record's primary key (it was deleted, or never inserted): insert it, or use upsert" + Self.suffix(sql)
+        case let .recordEncodingFailed(table, column?, reason):
+            return "Column \(column) of \(table) cannot be written from the record: \(reason)."
+        case let .recordEncodingFailed(table, nil, reason):
+            return "The record cannot be written to \(table): \(reason)."
         case let .sqlite(code, message, sql):
             return "SQLite error \(code): \(message)" + Self.suffix(sql)
         }

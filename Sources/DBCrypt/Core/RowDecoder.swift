@@ -1,7 +1,9 @@
-/// The function that decodes `T` from each row of a query, for inlinable
-/// callers (see ``RowDecoder/decoder(for:)``).
-@usableFromInline func rowDecoder<T: Decodable>(for type: T.Type) -> (Row) throws -> T {
-    RowDecoder.decoder(for: type)
+import Foundation
+
+/// The function that decodes `T` from each row of a query, its keys naming
+/// columns by `naming`, for inlinable callers (see ``RowDecoder/decoder(for:naming:)``).
+@usableFromInline func rowDecoder<T: Decodable>(for type: T.Type, naming: ColumnNaming = .asIs) -> (Row) throws -> T {
+    RowDecoder.decoder(for: type, naming: naming)
 }
 
 /// Decodes a `Decodable` value from a row: keyed containers read the column
@@ -26,38 +28,40 @@ struct RowDecoder: Decoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// A function that decodes `T` from a row, chosen once for a query.
-    static func decoder<T: Decodable>(for type: T.Type) -> (Row) throws -> T {
+    /// A function that decodes `T` from a row, chosen once for a query;
+    /// `naming` turns each key into its column's name.
+    static func decoder<T: Decodable>(for type: T.Type, naming: ColumnNaming = .asIs) -> (Row) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
-        let columns = ColumnsByKey(), cache = KeyedContainerCache()
+        let columns = ColumnsByKey(naming: naming), cache = KeyedContainerCache()
         return { row in
             columns.startRow(row)
             do {
                 return try T(from: RowDecoder(columns: columns, cache: cache))
             } catch let error as DecodingError {
-                throw Self.databaseError(error, row: row, type: T.self)
+                throw Self.databaseError(error, row: row, type: T.self, naming: naming)
             }
         }
     }
 
     /// The ``DatabaseError`` for a `DecodingError` thrown while decoding `type` from `row`.
-    static func databaseError(_ error: DecodingError, row: Row, type: Any.Type) -> DatabaseError {
+    static func databaseError(_ error: DecodingError, row: Row, type: Any.Type, naming: ColumnNaming) -> DatabaseError {
         let context: DecodingError.Context
         switch error {
         case let .keyNotFound(key, _):
-            return .columnNotFound(name: key.stringValue, sql: row.sql)
+            return .columnNotFound(name: naming.column(for: key.stringValue), sql: row.sql)
         case let .typeMismatch(_, c), let .valueNotFound(_, c), let .dataCorrupted(c):
             context = c
         @unknown default:
             return .decodingFailed(column: nil, type: String(describing: type), sql: row.sql)
         }
-        return .decodingFailed(column: context.codingPath.first?.stringValue, type: String(describing: type), sql: row.sql)
+        return .decodingFailed(column: context.codingPath.first.map { naming.column(for: $0.stringValue) },
+                               type: String(describing: type), sql: row.sql)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from row: Row) throws -> T {
-        try decoder(for: type)(row)
+    static func decode<T: Decodable>(_ type: T.Type, from row: Row, naming: ColumnNaming = .asIs) throws -> T {
+        try decoder(for: type, naming: naming)(row)
     }
 
     /// The same container for every row of the query (it reads the row
@@ -149,7 +153,7 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     func superDecoder() throws -> any Decoder {
-        let columns = ColumnsByKey()
+        let columns = ColumnsByKey(naming: columns.naming)
         columns.startRow(row)
         return RowDecoder(columns: columns, cache: KeyedContainerCache())
     }
@@ -164,6 +168,10 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 /// no lowercasing) and take the column found then. A key asked for out of
 /// that order is looked up by name, as it would be without this.
 final class ColumnsByKey {
+    /// How keys name columns.
+    let naming: ColumnNaming
+    init(naming: ColumnNaming) { self.naming = naming }
+
     // Touched by the decoding thread only; no exclusivity check per column.
     /// The keys in the order the first row asked for them, with their
     /// columns (nil for a name the query has no column for).
@@ -188,7 +196,7 @@ final class ColumnsByKey {
         let current = position
         position = current &+ 1
         if current < learned.count, learned[current].name == name { return learned[current].index }
-        let found = row.layout.index(of: name)
+        let found = row.layout.index(of: naming.column(for: name))
         if current == learned.count { learned.append((name, found)) }
         return found
     }
@@ -197,7 +205,7 @@ final class ColumnsByKey {
     ///
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)``.
     @inline(__always) func existingIndex(of name: String) throws -> Int {
-        guard let index = index(of: name) else { throw DatabaseError.columnNotFound(name: name, sql: row.sql) }
+        guard let index = index(of: name) else { throw DatabaseError.columnNotFound(name: naming.column(for: name), sql: row.sql) }
         return index
     }
 
@@ -224,6 +232,10 @@ final class ColumnsByKey {
     }
 }
 
+/// What ``ColumnDecoder`` throws, inside a `DecodingError`, when a value
+/// asks it for a container: the value is nested, and the column holds its JSON.
+struct NestedValueInColumn: Error {}
+
 /// Decodes one column: values that are ``DatabaseValueConvertible`` convert
 /// directly; other types (raw-value enums, wrappers) decode through this
 /// single-value container.
@@ -238,14 +250,18 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
         .typeMismatch(column: row.columnNames[index], value: value.storageClassName, type: String(describing: type), sql: row.sql)
     }
 
+    // A value that asks for a container is a nested value, which a column
+    // holds as JSON text: `decode(_:)` catches these and decodes the JSON.
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         throw DecodingError.typeMismatch(type, .init(
-            codingPath: codingPath, debugDescription: "a column holds one value, not a keyed container"))
+            codingPath: codingPath, debugDescription: "a column holds one value, not a keyed container",
+            underlyingError: NestedValueInColumn()))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw DecodingError.typeMismatch([Any].self, .init(
-            codingPath: codingPath, debugDescription: "a column holds one value, not an unkeyed container"))
+            codingPath: codingPath, debugDescription: "a column holds one value, not an unkeyed container",
+            underlyingError: NestedValueInColumn()))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
@@ -271,11 +287,33 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: Int32.Type) throws -> Int32 { try value(type) }
     func decode(_ type: Int64.Type) throws -> Int64 { try value(type) }
 
+    /// A column value, a single-value type (a raw-value enum, a wrapper),
+    /// or a nested value (a struct, an array, a dictionary) read from the
+    /// JSON text that ``ColumnEncoder`` writes for it.
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return try convert(convertible) as! T
         }
-        return try T(from: self)
+        do {
+            return try T(from: self)
+        } catch let DecodingError.typeMismatch(_, context) where context.underlyingError is NestedValueInColumn {
+            return try decodeJSON(type)
+        }
+    }
+
+    private func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {
+        let value = row[index]
+        let json: Data
+        switch value {
+        case let .text(text): json = Data(text.utf8)
+        case let .blob(data): json = data
+        default: throw Self.mismatch(type, value, row, index, key)
+        }
+        do {
+            return try ColumnJSON.decoder.decode(type, from: json)
+        } catch {
+            throw DatabaseError.decodingFailed(column: row.columnNames[index], type: String(describing: type), sql: row.sql)
+        }
     }
 
     func decode(_ type: Float.Type) throws -> Float { Float(try decode(Double.self)) }

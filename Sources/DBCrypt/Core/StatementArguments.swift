@@ -42,6 +42,12 @@ public struct StatementArguments: Sendable, ExpressibleByArrayLiteral, Expressib
         self.init(named: values.map { ($0.key, $0.value) })
     }
 
+    /// Positional arguments already converted (a record's columns).
+    init(databaseValues: [DatabaseValue]) {
+        storage = .positional(databaseValues)
+        conversionError = nil
+    }
+
     /// Positional arguments from an array literal.
     public init(arrayLiteral elements: (any DatabaseValueConvertible)?...) {
         self.init(elements)

@@ -1,0 +1,119 @@
+import CSQLCipher
+import Foundation
+
+/// The SQL of a record type's statements, built once per type (and per list
+/// of encoded keys, which a custom `encode(to:)` may vary) and kept for the
+/// life of the process; the statements themselves are prepared through each
+/// connection's statement cache.
+final class RecordSQL: Sendable {
+    /// The table, as the type names it, and quoted for SQL.
+    let table: String
+    let quotedTable: String
+    /// The coding keys these statements bind, in order, and their columns.
+    let keys: [String]
+    let columns: [String]
+    /// The primary key's columns, as the type declares them, and where each
+    /// is in `keys` (nil when the record does not encode it).
+    let primaryKey: [String]
+    let primaryKeyPositions: [Int?]
+    /// The positions in `keys` of the columns outside the primary key.
+    let otherPositions: [Int]
+
+    let insert: String
+    /// `INSERT ... ON CONFLICT(primary key) DO UPDATE`, where SQLite has it (3.24+).
+    let nativeUpsert: String?
+    /// `WHERE` and the primary key's columns.
+    let keyCondition: String
+    /// `UPDATE` of every column outside the primary key.
+    let updateAll: String
+
+    init(table: String, keys: [String], naming: ColumnNaming, primaryKey: [String], sqliteVersion: Int32 = sqlite3_libversion_number()) {
+        self.table = table
+        self.keys = keys
+        self.primaryKey = primaryKey
+        quotedTable = Self.quote(table)
+        columns = keys.map(naming.column(for:))
+        let lowercased = columns.map { $0.lowercased() }
+        primaryKeyPositions = primaryKey.map { lowercased.firstIndex(of: $0.lowercased()) }
+        let keyPositions = Set(primaryKeyPositions.compactMap { $0 })
+        otherPositions = columns.indices.filter { !keyPositions.contains($0) }
+        let quotedColumns = columns.map(Self.quote)
+        insert = "INSERT INTO \(quotedTable)(\(quotedColumns.joined(separator: ", "))) VALUES (\(Self.placeholders(columns.count)))"
+        keyCondition = "WHERE " + primaryKey.map { "\(Self.quote($0)) = ?" }.joined(separator: " AND ")
+        updateAll = Self.update(quotedTable, otherPositions.map { quotedColumns[$0] }, keyCondition)
+        if sqliteVersion >= 3_024_000, !primaryKey.isEmpty, primaryKeyPositions.allSatisfy({ $0 != nil }) {
+            let updates = otherPositions.map { "\(quotedColumns[$0]) = excluded.\(quotedColumns[$0])" }
+            let action = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", ")
+            nativeUpsert = insert + " ON CONFLICT(\(primaryKey.map(Self.quote).joined(separator: ", "))) " + action
+        } else {
+            nativeUpsert = nil
+        }
+    }
+
+    /// `UPDATE` of the columns at `positions` in `keys`, found by the primary key.
+    func update(_ positions: [Int]) -> String {
+        Self.update(quotedTable, positions.map { Self.quote(columns[$0]) }, keyCondition)
+    }
+
+    private static func update(_ table: String, _ quotedColumns: [String], _ condition: String) -> String {
+        "UPDATE \(table) SET \(quotedColumns.map { "\($0) = ?" }.joined(separator: ", ")) \(condition)"
+    }
+
+    /// The primary key's values in `record`, in the primary key's order.
+    ///
+    /// - throws: ``DatabaseError/missingPrimaryKey(table:column:sql:)`` when
+    ///   a column is not encoded, or is NULL (in `sql`, which needs it).
+    func keyValues(_ record: EncodedRecord, for sql: String) throws -> [DatabaseValue] {
+        guard !primaryKey.isEmpty else {
+            throw DatabaseError.missingPrimaryKey(table: table, column: "(none declared)", sql: sql)
+        }
+        return try zip(primaryKey, primaryKeyPositions).map { column, position in
+            guard let position, !record.values[position].isNull else {
+                throw DatabaseError.missingPrimaryKey(table: table, column: column, sql: sql)
+            }
+            return record.values[position]
+        }
+    }
+
+    // MARK: Building
+
+    /// `name` as an SQL identifier: in double quotes, any inside doubled.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `count` comma-separated `?`.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    // MARK: The cache
+
+    private static let cache = NSLock()
+    nonisolated(unsafe) private static var byType: [ObjectIdentifier: RecordSQL] = [:]
+
+    /// The statements of `R` for a record that encoded `keys`.
+    static func of<R: Record>(_ type: R.Type, keys: [String]) -> RecordSQL {
+        let id = ObjectIdentifier(type)
+        cache.lock()
+        let cached = byType[id]
+        cache.unlock()
+        if let cached, cached.keys == keys { return cached }
+        let built = RecordSQL(table: R.databaseTableName, keys: keys, naming: R.databaseColumnNaming, primaryKey: R.databasePrimaryKey)
+        cache.lock()
+        byType[id] = built
+        cache.unlock()
+        return built
+    }
+}
+
+/// The `SELECT` of a record type's rows: every column, and the rowid first
+/// when the primary key is the table's rowid.
+enum RecordSelection {
+    static func of<R: Record>(_ type: R.Type) -> String {
+        let rowidNames: Set<String> = ["rowid", "oid", "_rowid_"]
+        let key = R.databasePrimaryKey
+        let columns = key.count == 1 && rowidNames.contains(key[0].lowercased()) ? "\(key[0]), *" : "*"
+        return "SELECT \(columns) FROM \(RecordSQL.quote(R.databaseTableName))"
+    }
+}
