@@ -29,6 +29,7 @@ bench:
 	@scripts/bootstrap bench
 	swift build -c release --product DBCryptBenchmarks
 	.build/release/DBCryptBenchmarks insert-scan --rounds 11
+	.build/release/DBCryptBenchmarks records --rounds 5
 	.build/release/DBCryptBenchmarks overhead --rounds 5
 	.build/release/DBCryptBenchmarks open --rounds 5
 	.build/release/DBCryptBenchmarks export --rounds 5

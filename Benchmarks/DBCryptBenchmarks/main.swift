@@ -59,6 +59,8 @@ case "overhead":
     try runOverheadBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 case "profile-overhead":
     try runOverheadProfile(arguments.count > 2 ? arguments[2] : "encrypted", rows: option("--rows", default: 100_000))
+case "records":
+    try runRecordBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 case "insert-scan":
     try runInsertScanBenchmark(rounds: option("--rounds", default: 5), rows: option("--rows", default: 100_000))
 default:

@@ -115,6 +115,29 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(try Membership.fetchAll(db), [member])
     }
 
+    /// The `ON CONFLICT` form for SQLite 3.24+, run by Python's sqlite3
+    /// (the system's SQLite 3.40): the linked SQLite 3.15 cannot parse it.
+    func testTheUpsertOfNewerSQLiteUpdatesInPlaceWithoutADelete() throws {
+        let sql = RecordSQL(table: "player", keys: ["id", "displayName", "score", "teamID"], naming: .snakeCase,
+                            primaryKey: ["id"], sqliteVersion: 3_040_001)
+        let upsert = try XCTUnwrap(sql.nativeUpsert)
+        XCTAssertNil(RecordSQL(table: "player", keys: ["id"], naming: .asIs, primaryKey: ["id"], sqliteVersion: 3_015_002).nativeUpsert)
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("upsert.db").path
+        let printed = try runPythonSQLite(path, """
+            db.executescript('''PRAGMA recursive_triggers = ON; PRAGMA foreign_keys = ON;
+                CREATE TABLE player(id INTEGER PRIMARY KEY, display_name TEXT NOT NULL UNIQUE, score INTEGER NOT NULL, team_id INTEGER);
+                CREATE TABLE deletion(id INTEGER);
+                CREATE TRIGGER player_deleted AFTER DELETE ON player BEGIN INSERT INTO deletion VALUES (old.id); END;
+                CREATE TABLE award(player_id INTEGER REFERENCES player(id) ON DELETE CASCADE);
+                INSERT INTO player VALUES (1, 'Ada', 1, NULL); INSERT INTO award VALUES (1);''')
+            db.execute(sys.argv[2], (1, 'Ada', 2, 7))
+            db.execute(sys.argv[2], (2, 'Grace', 3, None))
+            print(db.execute("SELECT group_concat(id || display_name || score || ifnull(team_id, '-')) FROM player").fetchone()[0],
+                  db.execute('SELECT count(*) FROM deletion').fetchone()[0], db.execute('SELECT count(*) FROM award').fetchone()[0])
+            """, arguments: [upsert])
+        XCTAssertEqual(printed.trimmingCharacters(in: .whitespacesAndNewlines), "1Ada27,2Grace3- 0 1")
+    }
+
     func testCompositeKeysAndTheHiddenRowID() throws {
         let db = try makeDatabase()
         let members = [Membership(teamId: 1, playerId: 7, role: "a"), Membership(teamId: 2, playerId: 7, role: "b")]

@@ -52,9 +52,11 @@ public func runPeer(_ path: String, key: String, _ script: String, arguments: [S
 
 /// Reads a plaintext database with the system Python's sqlite3 module (the
 /// system's SQLite, which DBCrypt does not link); `db` is the connection.
-public func runPythonSQLite(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+/// `arguments` follow the path, as `sys.argv[2...]`.
+public func runPythonSQLite(_ path: String, _ script: String, arguments: [String] = [],
+                            file: StaticString = #filePath, line: UInt = #line) throws -> String {
     let (status, printed, complaint) = try run(
-        "/usr/bin/env", ["python3", "-c", "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script, path])
+        "/usr/bin/env", ["python3", "-c", "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script, path] + arguments)
     XCTAssertEqual(status, 0, complaint, file: file, line: line)
     return printed
 }
