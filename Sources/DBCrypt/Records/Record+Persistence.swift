@@ -114,8 +114,10 @@ extension Record {
             return
         }
         if let upsert = sql.nativeUpsert {
+            // An update leaves the last inserted rowid as it was: only a new one means an insert.
+            let before = db.lastInsertRowID
             try db.cachedStatement(upsert).execute(StatementArguments(databaseValues: record.values))
-            if db.changes > 0 { didInsert(rowID: db.lastInsertRowID) }
+            if db.lastInsertRowID != before { didInsert(rowID: db.lastInsertRowID) }
             return
         }
         let updated: Bool = try db.inSavepoint { db in
