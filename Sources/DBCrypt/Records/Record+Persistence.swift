@@ -48,7 +48,7 @@ extension Record {
         let lowercased = sql.columns.map { $0.lowercased() }
         let positions = try columns.map { column in
             guard let position = lowercased.firstIndex(of: column.lowercased()) else {
-                throw DatabaseError.columnNotFound(name: column, sql: sql.update(sql.otherPositions))
+                throw DatabaseError.columnNotFound(name: column, sql: sql.updateAll)
             }
             return position
         }
@@ -139,8 +139,7 @@ extension Record {
     @discardableResult
     public func delete(_ db: Database) throws -> Bool {
         let (record, sql) = try encoded()
-        let text = "DELETE FROM \(sql.quotedTable) \(sql.keyCondition)"
-        try db.cachedStatement(text).execute(StatementArguments(databaseValues: try sql.keyValues(record, for: text)))
+        try db.cachedStatement(sql.delete).execute(StatementArguments(databaseValues: try sql.keyValues(record, for: sql.delete)))
         return db.changes > 0
     }
 
@@ -155,16 +154,15 @@ extension Record {
     // MARK: -
 
     private func exists(_ db: Database, _ record: EncodedRecord, _ sql: RecordSQL) throws -> Bool {
-        let text = "SELECT 1 FROM \(sql.quotedTable) \(sql.keyCondition)"
-        let arguments = StatementArguments(databaseValues: try sql.keyValues(record, for: text))
-        return try db.cachedStatement(text).query(arguments).next() != nil
+        let arguments = StatementArguments(databaseValues: try sql.keyValues(record, for: sql.exists))
+        return try db.cachedStatement(sql.exists).query(arguments).next() != nil
     }
 
     private func update(_ db: Database, _ record: EncodedRecord, _ sql: RecordSQL, positions: [Int]) throws {
         guard !positions.isEmpty else {
             // Nothing to write but the key: the row must still exist.
             guard try exists(db, record, sql) else {
-                throw DatabaseError.recordNotFound(table: sql.table, sql: "SELECT 1 FROM \(sql.quotedTable) \(sql.keyCondition)")
+                throw DatabaseError.recordNotFound(table: sql.table, sql: sql.exists)
             }
             return
         }

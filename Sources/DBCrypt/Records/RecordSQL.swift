@@ -26,6 +26,9 @@ final class RecordSQL: Sendable {
     let keyCondition: String
     /// `UPDATE` of every column outside the primary key.
     let updateAll: String
+    /// `DELETE` and `SELECT 1` of the row with the primary key.
+    let delete: String
+    let exists: String
 
     init(table: String, keys: [String], naming: ColumnNaming, primaryKey: [String], sqliteVersion: Int32 = sqlite3_libversion_number()) {
         self.table = table
@@ -41,6 +44,8 @@ final class RecordSQL: Sendable {
         insert = "INSERT INTO \(quotedTable)(\(quotedColumns.joined(separator: ", "))) VALUES (\(Self.placeholders(columns.count)))"
         keyCondition = "WHERE " + primaryKey.map { "\(Self.quote($0)) = ?" }.joined(separator: " AND ")
         updateAll = Self.update(quotedTable, otherPositions.map { quotedColumns[$0] }, keyCondition)
+        delete = "DELETE FROM \(quotedTable) \(keyCondition)"
+        exists = "SELECT 1 FROM \(quotedTable) \(keyCondition)"
         if sqliteVersion >= 3_024_000, !primaryKey.isEmpty, primaryKeyPositions.allSatisfy({ $0 != nil }) {
             let updates = otherPositions.map { "\(quotedColumns[$0]) = excluded.\(quotedColumns[$0])" }
             let action = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", ")
