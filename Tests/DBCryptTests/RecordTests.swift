@@ -30,6 +30,25 @@ private struct Note: Record, Equatable {
     mutating func didInsert(rowID: Int64) { rowid = rowID }
 }
 
+/// A record whose `encode(to:)` writes its note only when there is one,
+/// and its columns in another order when it is flagged.
+private struct Reading: Record, Equatable {
+    var id: Int
+    var value: Double
+    var note: String?
+    var flagged = false
+    enum CodingKeys: String, CodingKey { case id, value, note, flagged }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if flagged { try container.encode(flagged, forKey: .flagged) }
+        try container.encode(id, forKey: .id)
+        try container.encode(value, forKey: .value)
+        if let note { try container.encode(note, forKey: .note) }
+        if !flagged { try container.encode(flagged, forKey: .flagged) }
+    }
+}
+
 final class RecordTests: XCTestCase {
     private func makeDatabase() throws -> Database {
         try makeRawKeyedDatabase(self, "records.db", """
@@ -37,7 +56,23 @@ final class RecordTests: XCTestCase {
             CREATE TABLE Membership(teamId INTEGER NOT NULL, playerId INTEGER NOT NULL, role TEXT NOT NULL,
                                     PRIMARY KEY(teamId, playerId)) WITHOUT ROWID;
             CREATE TABLE note(title TEXT NOT NULL);
+            CREATE TABLE Reading(id INTEGER PRIMARY KEY, value REAL NOT NULL, note TEXT DEFAULT 'none', flagged INTEGER NOT NULL);
             """)
+    }
+
+    func testARecordThatEncodesOtherColumnsFromOneInsertToTheNextIsInsertedAsItEncodes() throws {
+        // Inserts bind values as they are encoded, expecting the columns of
+        // the type's last record: every change of shape must be noticed.
+        let db = try makeDatabase()
+        let readings = [
+            Reading(id: 1, value: 1.5, note: "first"), Reading(id: 2, value: 2.5, note: nil),
+            Reading(id: 3, value: 3.5, note: "third"), Reading(id: 4, value: 4.5, note: "flagged", flagged: true),
+            Reading(id: 5, value: 5.5, note: "fifth"), Reading(id: 6, value: 6.5, note: nil, flagged: true),
+        ]
+        for reading in readings { try reading.inserted(db) }
+        XCTAssertEqual(try db.fetchAll(String.self, "SELECT note FROM Reading ORDER BY id"), ["first", "none", "third", "flagged", "fifth", "none"])
+        XCTAssertEqual(try db.fetchAll(Int.self, "SELECT flagged FROM Reading ORDER BY id"), [0, 0, 0, 1, 0, 1])
+        XCTAssertEqual(try db.fetchAll(Double.self, "SELECT value FROM Reading ORDER BY id"), [1.5, 2.5, 3.5, 4.5, 5.5, 6.5])
     }
 
     func testInsertHandsTheRowIDBackAndFetchReadsTheRecord() throws {

@@ -57,7 +57,7 @@ extension Database {
         // Inlinable so that the array is built specialized for `T`: built in
         // generic code, each append looked up `[T]`'s metadata at run time.
         let cursor = try query(sql, arguments)
-        let decode = rowDecoder(for: T.self)
+        let decode = rowDecoder(for: T.self, userInfo: userInfo)
         var result: [T] = []
         while let row = try cursor.next() { result.append(try decode(row)) }
         return result
@@ -70,6 +70,6 @@ extension Database {
         _ type: T.Type, _ sql: String, _ arguments: StatementArguments = StatementArguments()
     ) throws -> T? {
         guard let row = try query(sql, arguments).next() else { return nil }
-        return try RowDecoder.decode(T.self, from: row)
+        return try RowDecoder.decode(T.self, from: row, userInfo: userInfo)
     }
 }

@@ -24,12 +24,17 @@ public final class Database {
     public let cipher: CipherSettings?
     /// Whether the connection was opened with a key.
     public var isEncrypted: Bool { cipher != nil }
+    /// The options' ``Options/userInfo``, handed to the encoders and
+    /// decoders of records and rows on this connection.
+    public let userInfo: [CodingUserInfoKey: any Sendable]
     let connection: Connection
     private var statementCache: StatementCache
     /// While true (an observation records the tables a fetch reads), every
     /// statement is prepared anew so that SQLite's authorizer sees it.
     var isRecordingTablesRead = false
     var savepointDepth = 0
+    /// The encoder parts records are bound with on this connection.
+    lazy var recordBinding = RecordBinding()
 
     // MARK: - Opening and closing
 
@@ -77,6 +82,7 @@ public final class Database {
         self.path = path
         self.cipher = key == nil ? nil : settings
         self.connection = connection
+        userInfo = options.userInfo
         statementCache = StatementCache(capacity: options.statementCacheCapacity)
     }
 

@@ -2,8 +2,10 @@ import Foundation
 
 /// The function that decodes `T` from each row of a query, its keys naming
 /// columns by `naming`, for inlinable callers (see ``RowDecoder/decoder(for:naming:)``).
-@usableFromInline func rowDecoder<T: Decodable>(for type: T.Type, naming: ColumnNaming = .asIs) -> (Row) throws -> T {
-    RowDecoder.decoder(for: type, naming: naming)
+@usableFromInline func rowDecoder<T: Decodable>(
+    for type: T.Type, naming: ColumnNaming = .asIs, userInfo: [CodingUserInfoKey: any Sendable] = [:]
+) -> (Row) throws -> T {
+    RowDecoder.decoder(for: type, naming: naming, userInfo: userInfo)
 }
 
 /// Decodes a `Decodable` value from a row: keyed containers read the column
@@ -26,15 +28,19 @@ struct RowDecoder: Decoder {
     let cache: KeyedContainerCache
     var row: Row { columns.row }
     var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var userInfo: [CodingUserInfoKey: Any] { columns.context.userInfo }
 
     /// A function that decodes `T` from a row, chosen once for a query;
-    /// `naming` turns each key into its column's name.
-    static func decoder<T: Decodable>(for type: T.Type, naming: ColumnNaming = .asIs) -> (Row) throws -> T {
+    /// `naming` turns each key into its column's name; `userInfo` is the
+    /// connection's.
+    static func decoder<T: Decodable>(
+        for type: T.Type, naming: ColumnNaming = .asIs, userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    ) -> (Row) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
-        let columns = ColumnsByKey(naming: naming), cache = KeyedContainerCache()
+        let context = DecodingContext(T.self, naming: naming, userInfo: userInfo)
+        let columns = ColumnsByKey(context: context), cache = KeyedContainerCache()
         return { row in
             columns.startRow(row)
             do {
@@ -60,8 +66,10 @@ struct RowDecoder: Decoder {
                                type: String(describing: type), sql: row.sql)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from row: Row, naming: ColumnNaming = .asIs) throws -> T {
-        try decoder(for: type, naming: naming)(row)
+    static func decode<T: Decodable>(
+        _ type: T.Type, from row: Row, naming: ColumnNaming = .asIs, userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    ) throws -> T {
+        try decoder(for: type, naming: naming, userInfo: userInfo)(row)
     }
 
     /// The same container for every row of the query (it reads the row
@@ -112,7 +120,7 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     private func index(_ key: Key) throws -> Int { try columns.existingIndex(of: key.stringValue) }
 
     private func column(_ key: Key) throws -> ColumnDecoder {
-        ColumnDecoder(row: row, index: try index(key), key: key)
+        ColumnDecoder(row: row, index: try index(key), key: key, context: columns.context)
     }
 
     // The typed reads call ColumnsByKey with the type written out: it is not
@@ -138,7 +146,7 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let index = columns.index(of: key.stringValue), !row[index].isNull else { return nil }
-        return try ColumnDecoder(row: row, index: index, key: key).decode(type)
+        return try ColumnDecoder(row: row, index: index, key: key, context: columns.context).decode(type)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
@@ -153,7 +161,7 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     func superDecoder() throws -> any Decoder {
-        let columns = ColumnsByKey(naming: columns.naming)
+        let columns = ColumnsByKey(context: columns.context)
         columns.startRow(row)
         return RowDecoder(columns: columns, cache: KeyedContainerCache())
     }
@@ -168,9 +176,10 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 /// no lowercasing) and take the column found then. A key asked for out of
 /// that order is looked up by name, as it would be without this.
 final class ColumnsByKey {
-    /// How keys name columns.
-    let naming: ColumnNaming
-    init(naming: ColumnNaming) { self.naming = naming }
+    /// How keys name columns, and what placed values need.
+    let context: DecodingContext
+    var naming: ColumnNaming { context.naming }
+    init(context: DecodingContext) { self.context = context }
 
     // Touched by the decoding thread only; no exclusivity check per column.
     /// The keys in the order the first row asked for them, with their
@@ -243,8 +252,13 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
     let row: Row
     let index: Int
     let key: (any CodingKey)?
+    /// The query's record type and connection (nil: a single column value).
+    var context: DecodingContext?
     var codingPath: [any CodingKey] { key.map { [$0] } ?? [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var userInfo: [CodingUserInfoKey: Any] {
+        guard let context else { return [:] }
+        return context.userInfo
+    }
 
     static func mismatch(_ type: Any.Type, _ value: DatabaseValue, _ row: Row, _ index: Int, _ key: (any CodingKey)?) -> DatabaseError {
         .typeMismatch(column: row.columnNames[index], value: value.storageClassName, type: String(describing: type), sql: row.sql)
@@ -294,11 +308,33 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
         if let convertible = T.self as? any DatabaseValueConvertible.Type {
             return try convert(convertible) as! T
         }
+        if let placed = T.self as? any PlacedColumnValue.Type {
+            return try placed.init(databaseValue: row[index], at: try place(of: T.self)) as! T
+        }
         do {
             return try T(from: self)
         } catch let DecodingError.typeMismatch(_, context) where context.underlyingError is NestedValueInColumn {
             return try decodeJSON(type)
         }
+    }
+
+    /// Where this column's value is stored: its table, column and row key.
+    ///
+    /// - throws: ``DatabaseError/decodingFailed(column:type:sql:)`` when the
+    ///   type decoded is not a ``Record`` (it names no table), and
+    ///   ``DatabaseError/columnNotFound(name:sql:)`` when the query did not
+    ///   select a primary key column.
+    private func place(of type: Any.Type) throws -> ColumnPlace {
+        let column = row.columnNames[index]
+        guard let context, let table = context.table else {
+            throw DatabaseError.decodingFailed(
+                column: column, type: "\(type) (bound to its table and row, it decodes only in a Record type)", sql: row.sql)
+        }
+        let rowKey = try context.primaryKey.map { keyColumn in
+            guard let keyIndex = row.layout.index(of: keyColumn) else { throw DatabaseError.columnNotFound(name: keyColumn, sql: row.sql) }
+            return row[keyIndex]
+        }
+        return ColumnPlace(table: table, column: column, rowKey: rowKey, userInfo: context.userInfo)
     }
 
     private func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {
@@ -330,5 +366,28 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
             throw Self.mismatch(type, row[index], row, index, key)
         }
         return value
+    }
+}
+
+/// What one query's decoding needs besides its rows: how keys name
+/// columns, and for ``PlacedColumnValue``s the record type's table and
+/// primary key and the connection's `userInfo`.
+struct DecodingContext {
+    let naming: ColumnNaming
+    /// The table and primary key of the type decoded, when it is a ``Record``.
+    let table: String?
+    let primaryKey: [String]
+    let userInfo: [CodingUserInfoKey: any Sendable]
+
+    init<T>(_ type: T.Type, naming: ColumnNaming, userInfo: [CodingUserInfoKey: any Sendable]) {
+        self.naming = naming
+        self.userInfo = userInfo
+        if let record = T.self as? any Record.Type {
+            table = record.databaseTableName
+            primaryKey = record.databasePrimaryKey
+        } else {
+            table = nil
+            primaryKey = []
+        }
     }
 }

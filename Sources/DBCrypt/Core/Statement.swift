@@ -260,8 +260,8 @@ public final class Statement {
     ///   positional count differs or a named parameter has no value.
     public func bind(_ arguments: StatementArguments) throws {
         _ = try connection.open()
+        // No sqlite3_clear_bindings: every parameter is bound below, or the bind throws.
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         if let error = arguments.conversionError { throw error.inStatement(sql) }
         switch arguments.storage {
         case let .positional(values):

@@ -12,6 +12,10 @@ struct StatementCache {
     private var statements: [String: Statement] = [:]
     private var seenOnce: Set<Int> = []
     private var clock: UInt64 = 0
+    /// The statement returned last, found again without hashing its SQL:
+    /// the same SQL run in a loop (a record type's INSERT) is usually the
+    /// same string, which compares equal at once.
+    private var last: (sql: String, statement: Statement)?
 
     init(capacity: Int) {
         self.capacity = max(0, capacity)
@@ -22,9 +26,14 @@ struct StatementCache {
 
     /// The statement kept for `sql`, marked as just used.
     mutating func statement(for sql: String) -> Statement? {
-        guard let statement = statements[sql] else { return nil }
         clock &+= 1
+        if let last, last.sql == sql {
+            last.statement.lastUse = clock
+            return last.statement
+        }
+        guard let statement = statements[sql] else { return nil }
         statement.lastUse = clock
+        last = (sql, statement)
         return statement
     }
 
@@ -40,6 +49,7 @@ struct StatementCache {
         }
         if statements.count >= capacity, let oldest = statements.min(by: { $0.value.lastUse < $1.value.lastUse }) {
             statements[oldest.key] = nil
+            if last?.sql == oldest.key { last = nil }
         }
         clock &+= 1
         statement.lastUse = clock
@@ -50,5 +60,6 @@ struct StatementCache {
     mutating func removeAll() {
         statements.removeAll()
         seenOnce.removeAll()
+        last = nil
     }
 }

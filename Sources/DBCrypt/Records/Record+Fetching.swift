@@ -91,7 +91,7 @@ extension Record {
     /// statement is kept in the connection's cache when `cached`.
     static func fetchAll(_ db: Database, sql: String, _ arguments: StatementArguments, cached: Bool = true) throws -> [Self] {
         let cursor = try cached ? db.cachedStatement(sql).query(arguments) : db.query(sql, arguments)
-        let decode = rowDecoder(for: Self.self, naming: databaseColumnNaming)
+        let decode = rowDecoder(for: Self.self, naming: databaseColumnNaming, userInfo: db.userInfo)
         var records: [Self] = []
         while let row = try cursor.next() { records.append(try decode(row)) }
         return records

@@ -2,7 +2,15 @@ extension Record {
     /// The record's columns and the statements for them.
     func encoded() throws -> (EncodedRecord, RecordSQL) {
         let record = try EncodedRecord(self, table: Self.databaseTableName, naming: Self.databaseColumnNaming)
-        return (record, RecordSQL.of(Self.self, keys: record.keys))
+        return (record, RecordSQL.of(Self.self, record))
+    }
+
+    /// The record's columns as they are written to `db`: placed values
+    /// (sealed properties) in their stored form.
+    func encodedForWriting(_ db: Database) throws -> (EncodedRecord, RecordSQL) {
+        var (record, sql) = try encoded()
+        try record.resolvePlacedValues(sql, userInfo: db.userInfo)
+        return (record, sql)
     }
 
     /// Inserts the record as a new row, then calls ``didInsert(rowID:)``
@@ -13,7 +21,19 @@ extension Record {
     ///   statement's SQL: a constraint (`SQLITE_CONSTRAINT_UNIQUE` when the
     ///   key exists, ...), a column the table does not have.
     public mutating func insert(_ db: Database) throws {
-        let (record, sql) = try encoded()
+        // The fast path: the values bound as they are encoded, when the
+        // record encodes the keys of the type's last record.
+        if let sql = RecordSQL.cached(Self.self), !sql.hasPlacedValues {
+            let statement = try db.cachedStatement(sql.insert)
+            try statement.prepareToBind(count: sql.keys.count)
+            if try EncodedRecord.bind(
+                self, to: statement, keys: sql.keys, table: sql.table, naming: Self.databaseColumnNaming, reusing: db.recordBinding) {
+                try statement.executeWithCurrentBindings()
+                didInsert(rowID: db.lastInsertRowID)
+                return
+            }
+        }
+        let (record, sql) = try encodedForWriting(db)
         try db.cachedStatement(sql.insert).execute(StatementArguments(databaseValues: record.values))
         didInsert(rowID: db.lastInsertRowID)
     }
@@ -34,7 +54,7 @@ extension Record {
     ///   ``DatabaseError/recordNotFound(table:sql:)`` when no row has it, and
     ///   the errors of ``insert(_:)``.
     public func update(_ db: Database) throws {
-        let (record, sql) = try encoded()
+        let (record, sql) = try encodedForWriting(db)
         try update(db, record, sql, positions: sql.otherPositions)
     }
 
@@ -44,7 +64,7 @@ extension Record {
     /// - throws: as ``update(_:)``, and ``DatabaseError/columnNotFound(name:sql:)``
     ///   for a name the record has no property for.
     public func update(_ db: Database, columns: [String]) throws {
-        let (record, sql) = try encoded()
+        let (record, sql) = try encodedForWriting(db)
         let lowercased = sql.columns.map { $0.lowercased() }
         let positions = try columns.map { column in
             guard let position = lowercased.firstIndex(of: column.lowercased()) else {
@@ -66,12 +86,11 @@ extension Record {
     /// - throws: as ``update(_:)``.
     @discardableResult
     public func updateChanges(_ db: Database, from old: Self) throws -> Bool {
-        let (record, sql) = try encoded()
+        var (record, sql) = try encoded()
         let before = try EncodedRecord(old, table: sql.table, naming: Self.databaseColumnNaming)
-        let changed = sql.otherPositions.filter { position in
-            before.value(forKey: record.keys[position]).map { $0 != record.values[position] } ?? true
-        }
+        let changed = sql.otherPositions.filter { record.differs(at: $0, from: before) }
         guard !changed.isEmpty else { return false }
+        try record.resolvePlacedValues(sql, userInfo: db.userInfo)
         try update(db, record, sql, positions: changed)
         return true
     }
@@ -105,7 +124,7 @@ extension Record {
     /// - throws: as ``insert(_:)``; a constraint other than the primary key
     ///   (a `UNIQUE` column) fails as it would in an insert.
     public mutating func upsert(_ db: Database) throws {
-        let (record, sql) = try encoded()
+        let (record, sql) = try encodedForWriting(db)
         if sql.primaryKey.isEmpty || sql.primaryKeyPositions.contains(where: { $0 == nil }) {
             _ = try sql.keyValues(record, for: sql.nativeUpsert ?? sql.insert)   // throws: no such key column
         }

@@ -18,6 +18,9 @@ final class RecordSQL: Sendable {
     let primaryKeyPositions: [Int?]
     /// The positions in `keys` of the columns outside the primary key.
     let otherPositions: [Int]
+    /// Whether the record encodes a ``PlacedColumnValue``, which needs the
+    /// row's key before it is stored (so no binding as it is encoded).
+    let hasPlacedValues: Bool
 
     let insert: String
     /// `INSERT ... ON CONFLICT(primary key) DO UPDATE`, where SQLite has it (3.24+).
@@ -30,9 +33,13 @@ final class RecordSQL: Sendable {
     let delete: String
     let exists: String
 
-    init(table: String, keys: [String], naming: ColumnNaming, primaryKey: [String], sqliteVersion: Int32 = sqlite3_libversion_number()) {
+    init(
+        table: String, keys: [String], naming: ColumnNaming, primaryKey: [String], hasPlacedValues: Bool = false,
+        sqliteVersion: Int32 = sqlite3_libversion_number()
+    ) {
         self.table = table
         self.keys = keys
+        self.hasPlacedValues = hasPlacedValues
         self.primaryKey = primaryKey
         quotedTable = Self.quote(table)
         columns = keys.map(naming.column(for:))
@@ -97,18 +104,25 @@ final class RecordSQL: Sendable {
     private static let cache = NSLock()
     nonisolated(unsafe) private static var byType: [ObjectIdentifier: RecordSQL] = [:]
 
-    /// The statements of `R` for a record that encoded `keys`.
-    static func of<R: Record>(_ type: R.Type, keys: [String]) -> RecordSQL {
+    /// The statements of `R` for `record`, one of its records encoded.
+    static func of<R: Record>(_ type: R.Type, _ record: EncodedRecord) -> RecordSQL {
+        let hasPlacedValues = !record.placed.isEmpty
+        if let cached = cached(type), cached.keys == record.keys, cached.hasPlacedValues == hasPlacedValues { return cached }
+        let built = RecordSQL(
+            table: R.databaseTableName, keys: record.keys, naming: R.databaseColumnNaming, primaryKey: R.databasePrimaryKey,
+            hasPlacedValues: hasPlacedValues)
         let id = ObjectIdentifier(type)
-        cache.lock()
-        let cached = byType[id]
-        cache.unlock()
-        if let cached, cached.keys == keys { return cached }
-        let built = RecordSQL(table: R.databaseTableName, keys: keys, naming: R.databaseColumnNaming, primaryKey: R.databasePrimaryKey)
         cache.lock()
         byType[id] = built
         cache.unlock()
         return built
+    }
+
+    /// The statements of `R` for the keys its last record encoded, if one was.
+    static func cached<R: Record>(_ type: R.Type) -> RecordSQL? {
+        cache.lock()
+        defer { cache.unlock() }
+        return byType[ObjectIdentifier(type)]
     }
 }
 
