@@ -46,7 +46,7 @@ struct RowDecoder: Decoder {
             do {
                 return try T(from: RowDecoder(columns: columns, cache: cache))
             } catch let error as DecodingError {
-                throw Self.databaseError(error, row: row, type: T.self, naming: naming)
+                throw Self.databaseError(error, row: row, type: T.self, naming: context.naming)
             }
         }
     }
@@ -325,7 +325,8 @@ struct ColumnDecoder: Decoder, SingleValueDecodingContainer {
     ///   ``DatabaseError/columnNotFound(name:sql:)`` when the query did not
     ///   select a primary key column.
     private func place(of type: Any.Type) throws -> ColumnPlace {
-        let column = row.columnNames[index]
+        // The column as the record's encoder names it (the query may spell it otherwise).
+        let column = key.map { context?.naming.column(for: $0.stringValue) ?? $0.stringValue } ?? row.columnNames[index]
         guard let context, let table = context.table else {
             throw DatabaseError.decodingFailed(
                 column: column, type: "\(type) (bound to its table and row, it decodes only in a Record type)", sql: row.sql)
@@ -379,13 +380,16 @@ struct DecodingContext {
     let primaryKey: [String]
     let userInfo: [CodingUserInfoKey: any Sendable]
 
+    /// The context of a query decoding `type`: a ``Record`` type names its
+    /// columns by its own naming, whatever `naming` says.
     init<T>(_ type: T.Type, naming: ColumnNaming, userInfo: [CodingUserInfoKey: any Sendable]) {
-        self.naming = naming
         self.userInfo = userInfo
         if let record = T.self as? any Record.Type {
+            self.naming = record.databaseColumnNaming
             table = record.databaseTableName
             primaryKey = record.databasePrimaryKey
         } else {
+            self.naming = naming
             table = nil
             primaryKey = []
         }

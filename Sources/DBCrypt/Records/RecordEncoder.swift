@@ -71,14 +71,18 @@ struct EncodedRecord {
 
     /// Whether the value at `position` differs from `before`'s value of the
     /// same key (a placed value compares as the value it holds, when that is
-    /// `Hashable`, and otherwise always differs).
+    /// `Equatable`, and otherwise always differs).
     func differs(at position: Int, from before: EncodedRecord) -> Bool {
         guard let old = before.keys.firstIndex(of: keys[position]) else { return true }
         let mine = placed.first { $0.position == position }?.value
         let theirs = before.placed.first { $0.position == old }?.value
         guard let mine, let theirs else { return mine != nil || theirs != nil || values[position] != before.values[old] }
-        guard let mine = mine as? AnyHashable, let theirs = theirs as? AnyHashable else { return true }
-        return mine != theirs
+        guard let mine = mine as? any Equatable else { return true }
+        return !Self.isEqual(mine, theirs)
+    }
+
+    private static func isEqual<Value: Equatable>(_ value: Value, _ other: Any) -> Bool {
+        (other as? Value) == value
     }
 
     /// Stores each placed value in the form its place asks for, now that
