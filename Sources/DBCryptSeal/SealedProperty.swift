@@ -23,7 +23,15 @@ import Foundation
 /// primary key is part of what a value is bound to, a record with a sealed
 /// property needs its key before it is written: an `INTEGER PRIMARY KEY`
 /// left for SQLite to choose is an error at insert (give such records a
-/// UUID, or a key of your own). A record's primary key cannot itself be sealed.
+/// UUID, or a key of your own), and so is the hidden rowid, which VACUUM
+/// may renumber. A record's primary key cannot itself be sealed. The key
+/// is bound as the record holds it: keep keys in the form the table stores
+/// them (not "007" in an INTEGER column, nor "ADA" for a `COLLATE NOCASE`
+/// row stored as "ada"), or the value will not open.
+///
+/// Authenticity, not presence: someone who can write the file cannot forge
+/// or move a sealed value, but can delete its row, restore an older sealed
+/// copy of the same place, or set an optional one to NULL (read as nil).
 ///
 /// Outside a record (a JSON encoder, a plain `Decodable` fetch of a type
 /// that is not a ``DBCrypt/Record``) a sealed property does not encode or

@@ -17,16 +17,12 @@ private struct Account: Record, Equatable {
     @Sealed var profile: Profile
 }
 
-/// The same columns in another table.
+/// An account's key and token, in another table of the same columns.
 private struct ArchivedAccount: Record {
     static let databaseTableName = "archived_account"
     static let databaseColumnNaming = ColumnNaming.snakeCase
     var id: UUID
-    var name: String
     @Sealed var apiToken: String
-    @Sealed var recoveryCode: String?
-    @Sealed var avatar: Data
-    @Sealed var profile: Account.Profile
 }
 
 /// A sealed property in a record whose key SQLite chooses.
@@ -34,6 +30,19 @@ private struct Diary: Record {
     var id: Int64?
     @Sealed var text: String
     mutating func didInsert(rowID: Int64) { id = rowID }
+}
+
+/// A sealed property in a table keyed by its hidden rowid, which VACUUM may renumber.
+private struct Memo: Record {
+    static let databasePrimaryKey = ["rowid"]
+    var rowid: Int64?
+    @Sealed var text: String
+}
+
+/// A primary key that is itself sealed.
+private struct Secretive: Record {
+    @Sealed var id: String
+    var note: String
 }
 
 /// Sealed properties of records, on encrypted files: stored sealed, bound
@@ -202,6 +211,18 @@ final class SealedPropertyTests: XCTestCase {
         diary.id = 7
         try diary.insert(db)
         XCTAssertEqual(try Diary.fetchOne(db, key: 7)?.text, "dear diary")
+
+        // Neither the hidden rowid nor a sealed key can bind a value to its row.
+        try db.execute("CREATE TABLE Memo(text BLOB); CREATE TABLE Secretive(id BLOB PRIMARY KEY, note TEXT)")
+        for (record, column, reason) in [(Memo(rowid: 1, text: "x") as any Record, "text", "VACUUM"), (Secretive(id: "x", note: "y"), "id", "primary key")] {
+            var record = record
+            XCTAssertThrowsError(try record.insert(db)) {
+                guard case let .recordEncodingFailed(_, failed, message)? = $0 as? DatabaseError else { return XCTFail("\($0)") }
+                XCTAssertEqual(failed, column)
+                XCTAssertTrue(message.contains(reason), message)
+            }
+        }
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT (SELECT count(*) FROM Memo) + (SELECT count(*) FROM Secretive)"), 0)
 
         // A type that is not a record names no table to bind to.
         struct Loose: Decodable { var id: Int64; @Sealed var text: String }

@@ -49,6 +49,21 @@ private struct Reading: Record, Equatable {
     }
 }
 
+/// A record whose `encode(to:)` inserts another record of its type: the
+/// outer insert's statement must not be lent to the inner one.
+private struct Echo: Record {
+    nonisolated(unsafe) static var db: Database?
+    var id: Int
+    var text: String
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        if id < 100, let db = Self.db { _ = try Echo(id: id + 100, text: "inner").inserted(db) }
+        try container.encode(text, forKey: .text)
+    }
+}
+
 final class RecordTests: XCTestCase {
     private func makeDatabase() throws -> Database {
         try makeRawKeyedDatabase(self, "records.db", """
@@ -56,8 +71,18 @@ final class RecordTests: XCTestCase {
             CREATE TABLE Membership(teamId INTEGER NOT NULL, playerId INTEGER NOT NULL, role TEXT NOT NULL,
                                     PRIMARY KEY(teamId, playerId)) WITHOUT ROWID;
             CREATE TABLE note(title TEXT NOT NULL);
+            CREATE TABLE Echo(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
             CREATE TABLE Reading(id INTEGER PRIMARY KEY, value REAL NOT NULL, note TEXT DEFAULT 'none', flagged INTEGER NOT NULL);
             """)
+    }
+
+    func testARecordWhoseEncodingInsertsAnotherRecordOfItsTypeKeepsItsOwnValues() throws {
+        let db = try makeDatabase()
+        Echo.db = db
+        defer { Echo.db = nil }
+        for id in 1...3 { _ = try Echo(id: id, text: "outer").inserted(db) }
+        XCTAssertEqual(try db.fetchAll(String.self, "SELECT id || ' ' || text FROM Echo ORDER BY id"),
+                       ["1 outer", "2 outer", "3 outer", "101 inner", "102 inner", "103 inner"])
     }
 
     func testARecordThatEncodesOtherColumnsFromOneInsertToTheNextIsInsertedAsItEncodes() throws {
@@ -73,6 +98,12 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(try db.fetchAll(String.self, "SELECT note FROM Reading ORDER BY id"), ["first", "none", "third", "flagged", "fifth", "none"])
         XCTAssertEqual(try db.fetchAll(Int.self, "SELECT flagged FROM Reading ORDER BY id"), [0, 0, 0, 1, 0, 1])
         XCTAssertEqual(try db.fetchAll(Double.self, "SELECT value FROM Reading ORDER BY id"), [1.5, 2.5, 3.5, 4.5, 5.5, 6.5])
+
+        // Another database, without the column the last record wrote: its INSERT does not prepare there.
+        let other = try makeRawKeyedDatabase(self, "other.db", "CREATE TABLE Reading(id INTEGER PRIMARY KEY, value REAL, flagged INTEGER)")
+        _ = try Reading(id: 7, value: 7.5, note: "seventh").inserted(db)
+        _ = try Reading(id: 8, value: 8.5, note: nil).inserted(other)
+        XCTAssertEqual(try other.fetchAll(Double.self, "SELECT value FROM Reading"), [8.5])
     }
 
     func testInsertHandsTheRowIDBackAndFetchReadsTheRecord() throws {

@@ -24,8 +24,8 @@ public final class Database {
     public let cipher: CipherSettings?
     /// Whether the connection was opened with a key.
     public var isEncrypted: Bool { cipher != nil }
-    /// The options' ``Options/userInfo``, handed to the encoders and
-    /// decoders of records and rows on this connection.
+    /// The options' ``Options/userInfo``, handed to the decoders of records
+    /// and rows, and to the placed values of records, on this connection.
     public let userInfo: [CodingUserInfoKey: any Sendable]
     let connection: Connection
     private var statementCache: StatementCache

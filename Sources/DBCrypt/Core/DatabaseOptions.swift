@@ -31,10 +31,9 @@ extension Database {
         /// SQL costs no memory after it ran. Each kept statement holds about
         /// 1-2 KB of SQLite's memory. Default: 100; 0 keeps none.
         public var statementCacheCapacity = 100
-        /// Values for the `userInfo` of the encoders and decoders of this
-        /// connection's records and `Decodable` rows, and for
-        /// ``PlacedColumnValue``s (DBCryptSeal keeps the key of sealed
-        /// properties here).
+        /// Values for the `userInfo` of the decoders of this connection's
+        /// records and `Decodable` rows, and for ``PlacedColumnValue``s
+        /// (DBCryptSeal keeps the keys of sealed properties here).
         public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
         /// Take and keep an exclusive lock from the first read on

@@ -23,7 +23,8 @@ public protocol PlacedColumnValue {
 public struct ColumnPlace {
     /// The table, as the record type names it.
     public let table: String
-    /// The column, as the table names it.
+    /// The column, as the record type names it (its coding key through its
+    /// ``ColumnNaming``, whatever case the schema spells it in).
     public let column: String
     /// The row's primary-key values, in the order of the record type's
     /// ``Record/databasePrimaryKey``.
@@ -31,4 +32,13 @@ public struct ColumnPlace {
     /// The database's ``Database/Options/userInfo``: where a placed value
     /// finds what it needs that is not in the row (a key, for a sealed one).
     public let userInfo: [CodingUserInfoKey: any Sendable]
+
+    /// A place: made by the record encoder and the row decoder, and by
+    /// tests of a conforming type.
+    public init(table: String, column: String, rowKey: [DatabaseValue], userInfo: [CodingUserInfoKey: any Sendable]) {
+        self.table = table
+        self.column = column
+        self.rowKey = rowKey
+        self.userInfo = userInfo
+    }
 }

@@ -22,9 +22,9 @@ extension Record {
     ///   key exists, ...), a column the table does not have.
     public mutating func insert(_ db: Database) throws {
         // The fast path: the values bound as they are encoded, when the
-        // record encodes the keys of the type's last record.
-        if let sql = RecordSQL.cached(Self.self), !sql.hasPlacedValues {
-            let statement = try db.cachedStatement(sql.insert)
+        // record encodes the keys of the type's last record. (Another
+        // record's INSERT may not prepare here: then the record's own does.)
+        if let sql = RecordSQL.cached(Self.self), !sql.hasPlacedValues, let statement = try? db.cachedStatement(sql.insert) {
             try statement.prepareToBind(count: sql.keys.count)
             if try EncodedRecord.bind(
                 self, to: statement, keys: sql.keys, table: sql.table, naming: Self.databaseColumnNaming, reusing: db.recordBinding) {

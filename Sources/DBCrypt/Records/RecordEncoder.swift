@@ -37,7 +37,10 @@ struct EncodedRecord {
         parts.inUse = true
         let sink = parts.sink
         sink.startBinding(statement.handle, expecting: keys)
+        // Busy meanwhile: such an insert gets a statement of its own from the cache.
+        statement.isStepping = true
         defer {
+            statement.isStepping = false
             sink.stopBinding()
             parts.inUse = false
         }
@@ -93,6 +96,17 @@ struct EncodedRecord {
     ///   value throws.
     mutating func resolvePlacedValues(_ sql: RecordSQL, userInfo: [CodingUserInfoKey: any Sendable]) throws {
         guard !placed.isEmpty else { return }
+        let rowidNames: Set<String> = ["rowid", "oid", "_rowid_"]
+        if let rowid = sql.primaryKey.first(where: { rowidNames.contains($0.lowercased()) }) {
+            throw DatabaseError.recordEncodingFailed(
+                table: sql.table, column: sql.columns[placed[0].position],
+                reason: "its value is bound to its row's primary key, and \(rowid) is no stable key: VACUUM may renumber it; give the table a primary key of its own")
+        }
+        if let sealedKey = placed.first(where: { sql.primaryKeyPositions.contains($0.position) }) {
+            throw DatabaseError.recordEncodingFailed(
+                table: sql.table, column: sql.columns[sealedKey.position],
+                reason: "it is part of the primary key, which placed (sealed) values are bound to, so it cannot be one itself")
+        }
         var rowKey: [DatabaseValue] = []
         for (column, position) in zip(sql.primaryKey, sql.primaryKeyPositions) {
             guard let position, !values[position].isNull else {
