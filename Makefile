@@ -36,6 +36,9 @@ bench:
 	.build/release/DBCryptBenchmarks pool --rounds 5
 	.build/release/DBCryptBenchmarks observe --rounds 15
 	.build/release/DBCryptBenchmarks provider --rounds 11
+	@# SwiftPM may keep a stale build plan of a path dependency (DBCrypt)
+	@# after files are added to it: forget the plans, keep the objects.
+	rm -f Benchmarks/*/.build/release.yaml Benchmarks/*/.build/release/description.json
 	swift build -c release --package-path Benchmarks/GRDBComparison
 	Benchmarks/GRDBComparison/.build/release/GRDBComparison --rounds 11
 	swift build -c release --package-path Benchmarks/SealedStoreComparison
