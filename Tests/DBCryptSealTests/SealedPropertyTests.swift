@@ -78,7 +78,9 @@ final class SealedPropertyTests: XCTestCase {
                 recoveryCode: "recover-ada", avatar: Data([0, 1, 2, 250]), profile: .init(email: "ada@example.org", scopes: ["read"]))
     }
 
-    func testSealedPropertiesAreStoredSealedAndReadBackThroughTheRecord() throws {
+    /// A new database with Ada and Grace (Ada's values under another id and
+    /// name, and no recovery code) inserted.
+    private func openWithAdaAndGrace() throws -> (Database, Account) {
         let db = try open(keys: try SealingKeyring(current: key))
         try db.execute(schema)
         var grace = ada()
@@ -87,6 +89,11 @@ final class SealedPropertyTests: XCTestCase {
         grace.recoveryCode = nil
         _ = try ada().inserted(db)
         _ = try grace.inserted(db)
+        return (db, grace)
+    }
+
+    func testSealedPropertiesAreStoredSealedAndReadBackThroughTheRecord() throws {
+        let (db, grace) = try openWithAdaAndGrace()
         XCTAssertEqual(try Account.fetchOne(db, key: ada().id), ada())
         XCTAssertEqual(try Account.fetchOne(db, key: grace.id), grace)
         XCTAssertEqual(try db.fetchAll(Account.self, "SELECT * FROM account ORDER BY name"), [ada(), grace])
@@ -109,13 +116,7 @@ final class SealedPropertyTests: XCTestCase {
     }
 
     func testASealedValueMovedToAnotherRowColumnOrTableDoesNotOpen() throws {
-        let db = try open(keys: try SealingKeyring(current: key))
-        try db.execute(schema)
-        var grace = ada()
-        grace.id = UUID()
-        grace.name = "Grace"
-        _ = try ada().inserted(db)
-        _ = try grace.inserted(db)
+        let (db, grace) = try openWithAdaAndGrace()
         // Another row: Grace's token replaced by Ada's, byte for byte.
         try db.execute("UPDATE account SET api_token = (SELECT api_token FROM account WHERE name = 'Ada') WHERE name = 'Grace'")
         XCTAssertThrowsError(try Account.fetchOne(db, key: grace.id)) { XCTAssertEqual($0 as? SealError, .authenticationFailed) }

@@ -17,7 +17,9 @@ extension Record {
     /// with the row's rowid (a nil `INTEGER PRIMARY KEY` gets a new one).
     ///
     /// - throws: ``DatabaseError/recordEncodingFailed(table:column:reason:)``
-    ///   for a value that cannot be stored, and SQLite's error with the
+    ///   for a value that cannot be stored (or a placed value, such as a
+    ///   sealed property, without the row's key), what a placed value
+    ///   throws (DBCryptSeal's `SealError`), and SQLite's error with the
     ///   statement's SQL: a constraint (`SQLITE_CONSTRAINT_UNIQUE` when the
     ///   key exists, ...), a column the table does not have.
     public mutating func insert(_ db: Database) throws {

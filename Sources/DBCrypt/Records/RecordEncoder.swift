@@ -67,11 +67,6 @@ struct EncodedRecord {
         }
     }
 
-    /// The value encoded for `key`, or nil when there is none.
-    func value(forKey key: String) -> DatabaseValue? {
-        keys.firstIndex(of: key).map { values[$0] }
-    }
-
     /// Whether the value at `position` differs from `before`'s value of the
     /// same key (a placed value compares as the value it holds, when that is
     /// `Equatable`, and otherwise always differs).
@@ -96,6 +91,11 @@ struct EncodedRecord {
     ///   value throws.
     mutating func resolvePlacedValues(_ sql: RecordSQL, userInfo: [CodingUserInfoKey: any Sendable]) throws {
         guard !placed.isEmpty else { return }
+        if sql.primaryKey.isEmpty {
+            throw DatabaseError.recordEncodingFailed(
+                table: sql.table, column: sql.columns[placed[0].position],
+                reason: "its value is bound to its row's primary key, and the type declares none")
+        }
         let rowidNames: Set<String> = ["rowid", "oid", "_rowid_"]
         if let rowid = sql.primaryKey.first(where: { rowidNames.contains($0.lowercased()) }) {
             throw DatabaseError.recordEncodingFailed(
@@ -115,11 +115,6 @@ struct EncodedRecord {
                     reason: "its value is bound to its row's primary key, and the record has no value for \(column) yet: give the record its key before writing it")
             }
             rowKey.append(values[position])
-        }
-        if sql.primaryKey.isEmpty {
-            throw DatabaseError.recordEncodingFailed(
-                table: sql.table, column: sql.columns[placed[0].position],
-                reason: "its value is bound to its row's primary key, and the type declares none")
         }
         for (position, value) in placed {
             values[position] = try value.databaseValue(
