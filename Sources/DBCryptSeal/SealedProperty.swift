@@ -115,13 +115,7 @@ extension Database.Options {
     /// whichever of its keys sealed them (keep an old key in the ring until
     /// the rows it sealed are written again).
     public var sealingKeys: SealingKeyring? {
-        get {
-            switch userInfo[.sealingKeys] {
-            case let keyring as SealingKeyring: keyring
-            case let key as SealingKey: try? SealingKeyring(current: key)
-            default: nil
-            }
-        }
+        get { SealedColumn.keyring(in: userInfo) }
         set { userInfo[.sealingKeys] = newValue }
     }
 }
@@ -176,11 +170,20 @@ enum SealedColumn {
     ///
     /// - throws: ``SealError/invalidKey(reason:)`` when it holds none.
     static func keys(_ place: ColumnPlace) throws -> SealingKeyring {
-        switch place.userInfo[.sealingKeys] {
-        case let keyring as SealingKeyring: return keyring
-        case let key as SealingKey: return try SealingKeyring(current: key)
-        default:
+        guard let keyring = keyring(in: place.userInfo) else {
             throw SealError.invalidKey(reason: "the database has no keys for sealed properties: set Database.Options.sealingKeys where it is opened")
+        }
+        return keyring
+    }
+
+    /// The keyring `userInfo` holds under ``Swift/CodingUserInfoKey/sealingKeys``,
+    /// as a keyring or one key; nil when it holds neither.
+    static func keyring(in userInfo: [CodingUserInfoKey: any Sendable]) -> SealingKeyring? {
+        switch userInfo[.sealingKeys] {
+        case let keyring as SealingKeyring: keyring
+        // One key: a keyring of one cannot hold two keys of the same id, so this does not fail.
+        case let key as SealingKey: try? SealingKeyring(current: key)
+        default: nil
         }
     }
 

@@ -96,8 +96,7 @@ struct EncodedRecord {
                 table: sql.table, column: sql.columns[placed[0].position],
                 reason: "its value is bound to its row's primary key, and the type declares none")
         }
-        let rowidNames: Set<String> = ["rowid", "oid", "_rowid_"]
-        if let rowid = sql.primaryKey.first(where: { rowidNames.contains($0.lowercased()) }) {
+        if let rowid = sql.primaryKey.first(where: RecordSQL.isRowid) {
             throw DatabaseError.recordEncodingFailed(
                 table: sql.table, column: sql.columns[placed[0].position],
                 reason: "its value is bound to its row's primary key, and \(rowid) is no stable key: VACUUM may renumber it; give the table a primary key of its own")

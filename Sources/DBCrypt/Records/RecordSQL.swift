@@ -94,6 +94,11 @@ final class RecordSQL: Sendable {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// Whether `column` names the table's hidden rowid (any of its three names).
+    static func isRowid(_ column: String) -> Bool {
+        ["rowid", "oid", "_rowid_"].contains(column.lowercased())
+    }
+
     /// `count` comma-separated `?`.
     static func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")
@@ -130,9 +135,8 @@ final class RecordSQL: Sendable {
 /// when the primary key is the table's rowid.
 enum RecordSelection {
     static func of<R: Record>(_ type: R.Type) -> String {
-        let rowidNames: Set<String> = ["rowid", "oid", "_rowid_"]
         let key = R.databasePrimaryKey
-        let columns = key.count == 1 && rowidNames.contains(key[0].lowercased()) ? "\(key[0]), *" : "*"
+        let columns = key.count == 1 && RecordSQL.isRowid(key[0]) ? "\(key[0]), *" : "*"
         return "SELECT \(columns) FROM \(RecordSQL.quote(R.databaseTableName))"
     }
 }
