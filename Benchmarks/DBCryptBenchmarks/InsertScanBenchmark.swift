@@ -16,7 +16,7 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
     let rows = BenchmarkRows(count: count)
     print("W1 insert / W2 scan: \(count) rows of 8 columns, \(rounds) interleaved rounds, SQLCipher 3 format, synchronous = OFF, CPU time")
     for keying in Keying.allCases {
-        var rawInsert = Samples(), apiInsert = Samples(), arrayInsert = Samples(), rawScanTime = Samples(), cursorScan = Samples(), decodableScan = Samples()
+        var rawInsert = Samples(), apiInsert = Samples(), arrayInsert = Samples(), rawScanTime = Samples(), cursorScan = Samples(), decodableScan = Samples(), decodedCursorScan = Samples()
         for _ in 0..<rounds {
             let dir = try scratchDirectory()
             defer { try? FileManager.default.removeItem(at: dir) }
@@ -48,13 +48,18 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
             var decodedChecksum = 0
             decodableScan.add(try cpuSeconds { decodedChecksum = try dbcryptDecodableScan(database) })
             database.close()
-            precondition(checksum == apiChecksum && checksum == decodedChecksum, "the scans disagree")
+            database = try Database(path: apiPath, key: keying.key, options: keying.options)
+            var cursorChecksum = 0
+            decodedCursorScan.add(try cpuSeconds { cursorChecksum = try dbcryptDecodedCursorScan(database) })
+            database.close()
+            precondition(checksum == apiChecksum && checksum == decodedChecksum && checksum == cursorChecksum, "the scans disagree")
         }
         print("  \(keying.rawValue)")
         print("    W1 insert   raw C \(milliseconds(rawInsert.median))   values: \(milliseconds(apiInsert.median))   ratio \(ratio(apiInsert.median, rawInsert.median))"
               + "   [array] \(milliseconds(arrayInsert.median))   ratio \(ratio(arrayInsert.median, rawInsert.median))")
         print("    W2 scan     raw C \(milliseconds(rawScanTime.median))   cursor  \(milliseconds(cursorScan.median))   ratio \(ratio(cursorScan.median, rawScanTime.median))"
-              + "   Decodable \(milliseconds(decodableScan.median))   ratio \(ratio(decodableScan.median, rawScanTime.median))")
+              + "   Decodable \(milliseconds(decodableScan.median))   ratio \(ratio(decodableScan.median, rawScanTime.median))"
+              + "   [cursor] \(milliseconds(decodedCursorScan.median))   ratio \(ratio(decodedCursorScan.median, rawScanTime.median))")
     }
 }
 
@@ -106,6 +111,17 @@ func dbcryptArrayInsert(_ db: Database, _ rows: BenchmarkRows) throws {
     return checksum
 }
 
+/// W2 through `Decodable`, one row at a time (`fetchCursor`): the raw loop's
+/// work, each row read and then dropped, where `fetchAll` keeps them all.
+@inline(never) func dbcryptDecodedCursorScan(_ db: Database) throws -> Int {
+    var checksum = 0
+    let items = try db.fetchCursor(Item.self, "SELECT a, b, c, d, e, f, g, h FROM item")
+    while let item = try items.next() {
+        checksum &+= Int(item.a &+ item.b &+ item.c) &+ Int(item.d + item.e) &+ item.f.utf8.count &+ item.g.utf8.count &+ item.h.utf8.count
+    }
+    return checksum
+}
+
 /// W2's cursor and `Decodable` scans alone, repeated, for a profiler (`perf record`): the
 /// plaintext database keeps SQLCipher's cost out of the profile.
 func runScanProfile(repeats: Int, rows count: Int) throws {
@@ -123,14 +139,18 @@ func runScanProfile(repeats: Int, rows count: Int) throws {
     let time = try cpuSeconds { for _ in 0..<repeats { checksum &+= try dbcryptCursorScan(db) } }
     trimAllocator()
     let decodableTime = try cpuSeconds { for _ in 0..<repeats { decodedChecksum &+= try dbcryptDecodableScan(db) } }
+    var cursorChecksum = 0
+    trimAllocator()
+    let decodedCursorTime = try cpuSeconds { for _ in 0..<repeats { cursorChecksum &+= try dbcryptDecodedCursorScan(db) } }
     db.close()
     let raw = try rawConnection(path, .plaintext)
     var rawChecksum = 0
     trimAllocator()
     let rawTime = cpuSeconds { for _ in 0..<repeats { rawChecksum &+= rawScan(raw) } }
     sqlite3_close_v2(raw)
-    precondition(checksum == rawChecksum && decodedChecksum == rawChecksum)
-    print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), Decodable \(milliseconds(decodableTime / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
+    precondition(checksum == rawChecksum && decodedChecksum == rawChecksum && cursorChecksum == rawChecksum)
+    print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), Decodable \(milliseconds(decodableTime / Double(repeats))), "
+          + "Decodable cursor \(milliseconds(decodedCursorTime / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
 }
 
 /// W1 alone, DBCrypt's `execute(values:)` then the raw C API, for a profiler.

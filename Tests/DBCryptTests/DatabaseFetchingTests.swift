@@ -77,6 +77,101 @@ final class DatabaseFetchingTests: XCTestCase {
         XCTAssertEqual(try db.fetchOne(Note.self, "SELECT id, title, stars FROM note WHERE id = 2")?.title, "second")
     }
 
+    /// Keys are matched to the columns learned from the first row by their
+    /// type and bits (plain enums) or by name (other keys): keys of two enum
+    /// types with the same bits, asked for at the same place on different
+    /// rows, and struct keys with other names there, read their own columns.
+    func testDecodableRowsWithOtherKeysAtOnePlace() throws {
+        struct Alternating: Decodable, Equatable {
+            var id: Int, first: String, named: String
+            enum TitleFirst: CodingKey { case title, id }
+            enum IDFirst: CodingKey { case id, title }
+            struct Named: CodingKey {
+                var stringValue: String
+                var intValue: Int? { nil }
+                init(stringValue: String) { self.stringValue = stringValue }
+                init?(intValue: Int) { nil }
+            }
+            init(_ id: Int, _ first: String, _ named: String) { (self.id, self.first, self.named) = (id, first, named) }
+            init(from decoder: any Decoder) throws {
+                id = try decoder.container(keyedBy: Named.self).decode(Int.self, forKey: Named(stringValue: "id"))
+                if id % 2 == 0 {
+                    first = String(try decoder.container(keyedBy: IDFirst.self).decode(Int.self, forKey: .id))
+                } else {
+                    first = try decoder.container(keyedBy: TitleFirst.self).decode(String.self, forKey: .title)
+                }
+                named = try decoder.container(keyedBy: Named.self).decode(String.self, forKey: Named(stringValue: id % 2 == 0 ? "loud" : "title"))
+            }
+        }
+        let rows = try db.fetchAll(Alternating.self, "SELECT id, title, upper(title) AS loud FROM note ORDER BY id")
+        XCTAssertEqual(rows, [Alternating(1, "first", "first"), Alternating(2, "2", "SECOND"), Alternating(3, "third", "third")])
+    }
+
+    /// A keyed container kept past its query (stored by an `init(from:)`)
+    /// throws instead of reading, also while a later query decodes with the
+    /// columns object it refers to (they are reused, never freed).
+    func testAKeyedContainerKeptPastItsQueryThrows() throws {
+        struct Kept: Decodable {
+            let id: Int
+            enum CodingKeys: String, CodingKey { case id, title }
+            init(from decoder: any Decoder) throws {
+                let row = try decoder.container(keyedBy: CodingKeys.self)
+                id = try row.decode(Int.self, forKey: .id)
+                keptContainer = row
+            }
+        }
+        func assertEnded(_ read: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertThrowsError(try read(), file: file, line: line) { error in
+                guard case DecodingError.dataCorrupted(let context) = error else { return XCTFail("\(error)", file: file, line: line) }
+                XCTAssertTrue(context.debugDescription.contains("after its query ended"), context.debugDescription, file: file, line: line)
+            }
+        }
+        XCTAssertEqual(try db.fetchAll(Kept.self, "SELECT id, title FROM note ORDER BY id").map(\.id), [1, 2, 3])
+        let kept = try XCTUnwrap(keptContainer as? KeyedDecodingContainer<Kept.CodingKeys>)
+        assertEnded { _ = try kept.decode(Int.self, forKey: .id) }
+        assertEnded { _ = try kept.decode(String.self, forKey: .title) }
+        assertEnded { _ = try kept.decodeIfPresent(Int.self, forKey: .id) }
+        assertEnded { _ = try kept.decodeNil(forKey: .title) }
+        assertEnded { _ = try kept.decode(Date.self, forKey: .title) }
+        assertEnded { _ = try kept.superDecoder() }
+        XCTAssertFalse(kept.contains(.id))
+        XCTAssertEqual(kept.allKeys.count, 0)
+
+        struct Later: Decodable {
+            let id: Int
+            enum CodingKeys: String, CodingKey { case id, title }
+            init(from decoder: any Decoder) throws {
+                id = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .id)
+                let old = try XCTUnwrap(keptContainer as? KeyedDecodingContainer<Kept.CodingKeys>)
+                XCTAssertThrowsError(try old.decode(Int.self, forKey: .id), "read row \(id) of a later query")
+            }
+        }
+        XCTAssertEqual(try db.fetchAll(Later.self, "SELECT id, title FROM note ORDER BY id DESC").map(\.id), [3, 2, 1])
+        let cursor = try db.fetchCursor(Kept.self, "SELECT id, title FROM note ORDER BY id")
+        XCTAssertEqual(try cursor.next()?.id, 1)
+        XCTAssertThrowsError(try kept.decode(Int.self, forKey: .id))
+        keptContainer = nil
+    }
+
+    /// `fetchCursor` decodes one row per `next()`, as `fetchAll` decodes
+    /// them, and its errors name the SQL.
+    func testDecodedCursorReadsOneRowAtATime() throws {
+        struct Note: Decodable, Equatable { var id: Int, title: String, stars: Int? }
+        let notes = try db.fetchCursor(Note.self, "SELECT id, title, stars FROM note ORDER BY id")
+        XCTAssertEqual(notes.columnNames, ["id", "title", "stars"])
+        XCTAssertEqual(try notes.next(), Note(id: 1, title: "first", stars: 3))
+        try db.execute("UPDATE note SET title = 'changed' WHERE id = 3")
+        XCTAssertEqual(try notes.map(\.title), ["second", "changed"])
+        XCTAssertNil(try notes.next())
+        XCTAssertEqual(try db.fetchCursor(Note.self, "SELECT id, title, stars FROM note").reduce(0) { $0 + $1.id }, 6)
+        let bad = try db.fetchCursor(Note.self, "SELECT id, stars FROM note")
+        XCTAssertThrowsError(try bad.next()) { error in
+            guard case DatabaseError.columnNotFound(let name, let sql) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(name, "title")
+            XCTAssertEqual(sql, "SELECT id, stars FROM note")
+        }
+    }
+
     func testCursorIsLazyAndReadsColumnsByIndexAndName() throws {
         let cursor = try db.query("SELECT id, title AS Title, stars FROM note ORDER BY id")
         XCTAssertEqual(cursor.columnNames, ["id", "Title", "stars"])
@@ -205,3 +300,6 @@ final class DatabaseFetchingTests: XCTestCase {
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'a'"), 0)
     }
 }
+
+/// Where `testAKeyedContainerKeptPastItsQueryThrows` keeps a container.
+nonisolated(unsafe) private var keptContainer: Any?

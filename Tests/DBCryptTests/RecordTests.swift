@@ -119,6 +119,11 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(try Player.fetchAll(db).sorted { $0.id! < $1.id! }, [ada, grace])
         XCTAssertEqual(try Player.fetchAll(db, keys: [2, 9]), [grace])
         XCTAssertEqual(try Player.fetchAll(db, where: "score > ?", [8]), [ada])
+        // A cursor reads the records one at a time, with the type's naming (snake case).
+        XCTAssertEqual(try Player.fetchCursor(db).map { $0 }.sorted { $0.id! < $1.id! }, [ada, grace])
+        let cursor = try Player.fetchCursor(db, where: "team_id = ?", [3])
+        XCTAssertEqual(try cursor.next(), grace)
+        XCTAssertNil(try cursor.next())
         XCTAssertEqual(try Player.fetchCount(db), 2)
         // Snake case both ways: the columns are display_name and team_id.
         XCTAssertEqual(try db.fetchScalar(String.self, "SELECT display_name FROM player WHERE team_id = 3"), "Grace")

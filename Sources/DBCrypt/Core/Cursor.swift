@@ -28,14 +28,14 @@ extension Cursor {
     /// Calls `body` with each remaining element.
     ///
     /// - throws: what stepping or `body` throws.
-    public func forEach(_ body: (Element) throws -> Void) throws {
+    @inlinable public func forEach(_ body: (Element) throws -> Void) throws {
         while let element = try next() { try body(element) }
     }
 
     /// The results of `transform` on each remaining element.
     ///
     /// - throws: what stepping or `transform` throws.
-    public func map<T>(_ transform: (Element) throws -> T) throws -> [T] {
+    @inlinable public func map<T>(_ transform: (Element) throws -> T) throws -> [T] {
         var result: [T] = []
         while let element = try next() { result.append(try transform(element)) }
         return result
@@ -44,7 +44,7 @@ extension Cursor {
     /// The non-nil results of `transform` on each remaining element.
     ///
     /// - throws: what stepping or `transform` throws.
-    public func compactMap<T>(_ transform: (Element) throws -> T?) throws -> [T] {
+    @inlinable public func compactMap<T>(_ transform: (Element) throws -> T?) throws -> [T] {
         var result: [T] = []
         while let element = try next() { if let value = try transform(element) { result.append(value) } }
         return result
@@ -54,7 +54,7 @@ extension Cursor {
     /// The cursor stops there: later elements are not read.
     ///
     /// - throws: what stepping or `predicate` throws.
-    public func first(where predicate: (Element) throws -> Bool) throws -> Element? {
+    @inlinable public func first(where predicate: (Element) throws -> Bool) throws -> Element? {
         while let element = try next() { if try predicate(element) { return element } }
         return nil
     }
@@ -62,16 +62,53 @@ extension Cursor {
     /// Whether a remaining element satisfies `predicate`.
     ///
     /// - throws: what stepping or `predicate` throws.
-    public func contains(where predicate: (Element) throws -> Bool) throws -> Bool {
+    @inlinable public func contains(where predicate: (Element) throws -> Bool) throws -> Bool {
         try first(where: predicate) != nil
     }
 
     /// The remaining elements combined with `combine`, starting from `initial`.
     ///
     /// - throws: what stepping or `combine` throws.
-    public func reduce<T>(_ initial: T, _ combine: (T, Element) throws -> T) throws -> T {
+    @inlinable public func reduce<T>(_ initial: T, _ combine: (T, Element) throws -> T) throws -> T {
         var result = initial
         while let element = try next() { result = try combine(result, element) }
         return result
+    }
+}
+
+/// A lazy cursor over the rows of a query decoded as `T`: each call to
+/// ``next()`` steps the statement once and decodes that row, so a query of
+/// any size is read in the memory of one row (where `fetchAll` keeps them
+/// all). Made by ``Database/fetchCursor(_:_:_:)`` and ``Record/fetchCursor(_:)``.
+///
+/// ```swift
+/// let notes = try db.fetchCursor(Note.self, "SELECT id, title FROM note")
+/// while let note = try notes.next() {
+///     print(note.title)
+/// }
+/// ```
+///
+/// Each value is decoded as `fetchAll` decodes it, and is the caller's to
+/// keep. Finishing or releasing the cursor resets its statement, which
+/// releases SQLite's read lock.
+public final class DecodedCursor<T: Decodable>: Cursor {
+    @usableFromInline let rows: RowCursor
+    @usableFromInline let decode: (Row) throws -> T
+
+    @usableFromInline init(rows: RowCursor, decode: @escaping (Row) throws -> T) {
+        self.rows = rows
+        self.decode = decode
+    }
+
+    /// The names of the result columns.
+    public var columnNames: [String] { rows.columnNames }
+
+    /// The next row decoded, or nil when there are no more.
+    ///
+    /// - throws: the ``DatabaseError`` SQLite reports while stepping, and
+    ///   those of decoding (see ``Database/fetchAll(_:_:_:)-(T.Type,_,_)``).
+    @inlinable public func next() throws -> T? {
+        guard let row = try rows.next() else { return nil }
+        return try decode(row)
     }
 }

@@ -63,6 +63,21 @@ extension Database {
         return result
     }
 
+    /// The rows of one query decoded as `T`, one at a time, as the cursor
+    /// is read: what `fetchAll` returns in an array, in the memory of one row.
+    ///
+    /// ```swift
+    /// let notes = try db.fetchCursor(Note.self, "SELECT id, title FROM note")
+    /// while let note = try notes.next() { print(note.title) }
+    /// ```
+    /// - throws: see ``query(_:_:)``; reading the cursor throws as
+    ///   ``fetchAll(_:_:_:)-(T.Type,_,_)`` does.
+    @inlinable public func fetchCursor<T: Decodable>(
+        _ type: T.Type, _ sql: String, _ arguments: StatementArguments = StatementArguments()
+    ) throws -> DecodedCursor<T> {
+        DecodedCursor(rows: try query(sql, arguments), decode: rowDecoder(for: T.self, userInfo: userInfo))
+    }
+
     /// The first row of one query decoded as `T`, or nil when there is none.
     ///
     /// - throws: see ``fetchAll(_:_:_:)-(T.Type,_,_)``.

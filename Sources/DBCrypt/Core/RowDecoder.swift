@@ -22,11 +22,11 @@ import Foundation
 /// `DecodingError` thrown by the type's own `init(from:)` becomes
 /// ``DatabaseError/decodingFailed(column:type:sql:)``.
 struct RowDecoder: Decoder {
-    /// The current row, and the column of each key, learned from the query's first row.
-    let columns: ColumnsByKey
-    /// The keyed container handed out for the query's rows.
-    let cache: KeyedContainerCache
-    var row: Row { columns.row }
+    /// What the query's rows share: the current row, the column of each
+    /// key, and the keyed containers handed out.
+    let query: QueryDecoding
+    var columns: ColumnsByKey { query.columns }
+    var row: Row { columns.row! }
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { columns.context.userInfo }
 
@@ -40,11 +40,11 @@ struct RowDecoder: Decoder {
             return { row in try ColumnDecoder(row: row, index: 0, key: nil).convert(convertible) as! T }
         }
         let context = DecodingContext(T.self, naming: naming, userInfo: userInfo)
-        let columns = ColumnsByKey(context: context), cache = KeyedContainerCache()
+        let query = QueryDecoding(context)
         return { row in
-            columns.startRow(row)
+            query.columns.startRow(row)
             do {
-                return try T(from: RowDecoder(columns: columns, cache: cache))
+                return try T(from: RowDecoder(query: query))
             } catch let error as DecodingError {
                 throw Self.databaseError(error, row: row, type: T.self, naming: context.naming)
             }
@@ -72,17 +72,8 @@ struct RowDecoder: Decoder {
         try decoder(for: type, naming: naming, userInfo: userInfo)(row)
     }
 
-    /// The same container for every row of the query (it reads the row
-    /// `columns` holds now): a new one per row cost an allocation and the
-    /// runtime's look-ups of its generic types, about a third of a row's decoding.
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if cache.keyType == ObjectIdentifier(Key.self), let cached = cache.container {
-            return unsafeDowncast(cached, to: CachedKeyedContainer<Key>.self).container
-        }
-        let container = KeyedDecodingContainer(KeyedRowContainer<Key>(columns: columns))
-        cache.container = CachedKeyedContainer(container)
-        cache.keyType = ObjectIdentifier(Key.self)
-        return container
+        query.container(keyedBy: type)
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -95,11 +86,34 @@ struct RowDecoder: Decoder {
     }
 }
 
-/// The keyed container a query's rows share, kept by ``RowDecoder``.
-final class KeyedContainerCache {
-    @exclusivity(unchecked) var container: AnyObject?
-    /// The `CodingKey` type of `container`.
-    @exclusivity(unchecked) var keyType: ObjectIdentifier?
+/// One query's decoding: its ``ColumnsByKey`` and the keyed containers its
+/// rows share, one for each key type (a new container per row cost an
+/// allocation and the runtime's look-ups of its generic types, about a
+/// third of a row's decoding).
+final class QueryDecoding {
+    let columns: ColumnsByKey
+    /// The container of the key type asked for last (a ``CachedKeyedContainer``), and that type.
+    @exclusivity(unchecked) private var lastKeyType: ObjectIdentifier?
+    @exclusivity(unchecked) private var last: AnyObject?
+    /// Every container made for the query, by key type.
+    @exclusivity(unchecked) private var made: [ObjectIdentifier: AnyObject] = [:]
+
+    init(_ context: DecodingContext) { columns = ColumnsByKey.take(context) }
+
+    deinit { columns.giveBack() }
+
+    /// The container of `Key` for the query's rows, made on the first
+    /// row; it reads the row `columns` holds now.
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
+        if lastKeyType == ObjectIdentifier(Key.self), let last {
+            return unsafeDowncast(last, to: CachedKeyedContainer<Key>.self).container
+        }
+        let cached = made[ObjectIdentifier(Key.self)] ?? CachedKeyedContainer(KeyedDecodingContainer(
+            KeyedRowContainer<Key>(columnsRef: Unmanaged.passUnretained(columns), generation: columns.generation)))
+        made[ObjectIdentifier(Key.self)] = cached
+        (last, lastKeyType) = (cached, ObjectIdentifier(Key.self))
+        return unsafeDowncast(cached, to: CachedKeyedContainer<Key>.self).container
+    }
 }
 
 private final class CachedKeyedContainer<Key: CodingKey> {
@@ -107,45 +121,82 @@ private final class CachedKeyedContainer<Key: CodingKey> {
     init(_ container: KeyedDecodingContainer<Key>) { self.container = container }
 }
 
+/// A query's keyed container: it refers to the query's ``ColumnsByKey``
+/// without retaining it (the standard library copies the container for
+/// every value it decodes, and with a retained reference each copy was a
+/// retain and a release, a twentieth of the decoding). Columns are never
+/// freed (see ``ColumnsByKey/take(_:)``), and a container checks that they
+/// still serve its query, so one kept past its query's end (stored by an
+/// `init(from:)`, which nothing needs to do) throws instead of reading.
 private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    /// The current row and its columns by key: the container outlives a row.
-    let columns: ColumnsByKey
-    var row: Row { columns.row }
+    let columnsRef: Unmanaged<ColumnsByKey>
+    /// The ``ColumnsByKey/generation`` of the query.
+    let generation: Int
     var codingPath: [any CodingKey] { [] }
 
-    var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
-
-    func contains(_ key: Key) -> Bool { columns.index(of: key.stringValue) != nil }
-
-    private func index(_ key: Key) throws -> Int { try columns.existingIndex(of: key.stringValue) }
-
-    private func column(_ key: Key) throws -> ColumnDecoder {
-        ColumnDecoder(row: row, index: try index(key), key: key, context: columns.context)
+    /// Calls `body` with the query's columns, retaining nothing.
+    /// - throws: `DecodingError.dataCorrupted` when the query has ended.
+    @inline(__always) private func read<R>(_ key: Key, _ body: (ColumnsByKey) throws -> R) throws -> R {
+        try columnsRef._withUnsafeGuaranteedRef { columns in
+            guard columns.generation == generation else { throw Self.ended(key) }
+            return try body(columns)
+        }
     }
 
-    // The typed reads call ColumnsByKey with the type written out: it is not
-    // generic over `Key`, so each read is compiled for its value type, where
-    // a helper generic in both would look up the type's metadata per column.
-    func decodeNil(forKey key: Key) throws -> Bool { row[try index(key)].isNull }
+    /// ``ColumnsByKey/ended(_:)``, out of the line of the reads.
+    @inline(never) private static func ended(_ key: Key) -> DecodingError { ColumnsByKey.ended(key) }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try columns.value(Bool.self, key.stringValue) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try columns.value(String.self, key.stringValue) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try columns.value(Double.self, key.stringValue) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try columns.value(Int.self, key.stringValue) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try columns.value(Int32.self, key.stringValue) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try columns.value(Int64.self, key.stringValue) }
+    /// The query's columns and row, while the query lasts.
+    private var current: (columns: ColumnsByKey, row: Row)? {
+        let columns = columnsRef.takeUnretainedValue()
+        guard columns.generation == generation, let row = columns.row else { return nil }
+        return (columns, row)
+    }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try columns.optionalValue(Bool.self, key.stringValue) }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try columns.optionalValue(String.self, key.stringValue) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try columns.optionalValue(Double.self, key.stringValue) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try columns.optionalValue(Int.self, key.stringValue) }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try columns.optionalValue(Int32.self, key.stringValue) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try columns.optionalValue(Int64.self, key.stringValue) }
+    /// The query's columns and row.
+    /// - throws: `DecodingError.dataCorrupted` when the query has ended.
+    private func live(_ key: Key) throws -> (columns: ColumnsByKey, row: Row) {
+        guard let current else { throw Self.ended(key) }
+        return current
+    }
+
+    var allKeys: [Key] { current?.row.columnNames.compactMap { Key(stringValue: $0) } ?? [] }
+
+    func contains(_ key: Key) -> Bool { current?.columns.index(of: key) != nil }
+
+    private func column(_ key: Key) throws -> ColumnDecoder {
+        let (columns, row) = try live(key)
+        return ColumnDecoder(row: row, index: try columns.existingIndex(of: key), key: key, context: columns.context)
+    }
+
+    // The typed reads find the column (generic over `Key` only), then read
+    // it with the type written out (generic over the value only), so each
+    // read is compiled for its value type: a helper generic in both would
+    // look up the type's metadata per column.
+    func decodeNil(forKey key: Key) throws -> Bool {
+        let (columns, row) = try live(key)
+        return row[try columns.existingIndex(of: key)].isNull
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key) { try $0.value(Bool.self, at: $0.existingIndex(of: key)) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key) { try $0.value(String.self, at: $0.existingIndex(of: key)) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key) { try $0.value(Double.self, at: $0.existingIndex(of: key)) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key) { try $0.value(Int.self, at: $0.existingIndex(of: key)) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key) { try $0.value(Int32.self, at: $0.existingIndex(of: key)) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key) { try $0.value(Int64.self, at: $0.existingIndex(of: key)) } }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try read(key) { try $0.optionalValue(Bool.self, at: $0.index(of: key)) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try read(key) { try $0.optionalValue(String.self, at: $0.index(of: key)) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try read(key) { try $0.optionalValue(Double.self, at: $0.index(of: key)) } }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try read(key) { try $0.optionalValue(Int.self, at: $0.index(of: key)) } }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try read(key) { try $0.optionalValue(Int32.self, at: $0.index(of: key)) } }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try read(key) { try $0.optionalValue(Int64.self, at: $0.index(of: key)) } }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try column(key).decode(type) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = columns.index(of: key.stringValue), !row[index].isNull else { return nil }
+        let (columns, row) = try live(key)
+        guard let index = columns.index(of: key), !row[index].isNull else { return nil }
         return try ColumnDecoder(row: row, index: index, key: key, context: columns.context).decode(type)
     }
 
@@ -161,9 +212,10 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     func superDecoder() throws -> any Decoder {
-        let columns = ColumnsByKey(context: columns.context)
-        columns.startRow(row)
-        return RowDecoder(columns: columns, cache: KeyedContainerCache())
+        guard let (columns, row) = current else { throw ColumnsByKey.ended(nil) }
+        let query = QueryDecoding(columns.context)
+        query.columns.startRow(row)
+        return RowDecoder(query: query)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { try column(key) }
@@ -172,23 +224,76 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 /// The column of each coding key in one query's rows. A type decodes its
 /// keys in the same order row after row, so the n-th key asked for in a row
 /// is looked up by name once, on the first row; later rows only check that
-/// the n-th key is the same name (a comparison of short strings, no hashing,
-/// no lowercasing) and take the column found then. A key asked for out of
-/// that order is looked up by name, as it would be without this.
-final class ColumnsByKey {
+/// the n-th key is the same key and take the column found then. A key of a
+/// plain enum (most `CodingKeys`) is checked by its type and its bits, with
+/// no call to `stringValue`; any other key by comparing its name. A key
+/// asked for out of that order is looked up by name, as it would be without
+/// this.
+final class ColumnsByKey: @unchecked Sendable {
+    // @unchecked: one query uses it at a time, on one thread; it passes
+    // between queries (and threads) only through `idle`, under its lock.
+
     /// How keys name columns, and what placed values need.
-    let context: DecodingContext
+    @exclusivity(unchecked) private(set) var context: DecodingContext
     var naming: ColumnNaming { context.naming }
-    init(context: DecodingContext) { self.context = context }
+    /// Which query it serves: a container made for another generation
+    /// belongs to a query that has ended.
+    @exclusivity(unchecked) private(set) var generation = 0
+
+    private init(context: DecodingContext) { self.context = context }
+
+    /// Those no query uses now. Containers refer to their columns
+    /// unretained, so none is ever freed: a query takes one from here and
+    /// gives it back. There are as many as decodings have ever run at once.
+    private static let idle = IdleColumns()
+
+    /// Columns for a new query decoding with `context`.
+    static func take(_ context: DecodingContext) -> ColumnsByKey {
+        guard let columns = idle.pop() else {
+            let made = ColumnsByKey(context: context)
+            _ = Unmanaged.passRetained(made)  // never freed: see `idle`
+            return made
+        }
+        columns.context = context
+        return columns
+    }
+
+    /// Ends the query: forgets its row and keys, so that its containers
+    /// throw from now on, and makes the columns available to the next.
+    func giveBack() {
+        generation &+= 1
+        (row, handle, columnCount, position) = (nil, nil, 0, 0)
+        learned.removeAll(keepingCapacity: true)
+        learnedNames.removeAll(keepingCapacity: true)
+        context = DecodingContext.none
+        Self.idle.push(self)
+    }
+
+    /// What a container kept past its query's end throws.
+    static func ended(_ key: (any CodingKey)?) -> DecodingError {
+        .dataCorrupted(.init(codingPath: key.map { [$0] } ?? [],
+                             debugDescription: "a row's container was used after its query ended: decode the row inside init(from:)"))
+    }
+
+    /// A key learned from the first row: its type, its bits when the type
+    /// is plain data of at most 8 bytes, and its column (nil for a name the
+    /// query has no column for). Plain data itself, so that checking it
+    /// retains nothing; the names are kept apart, in `learnedNames`.
+    private struct LearnedKey {
+        let type: ObjectIdentifier
+        let bits: UInt64?
+        let index: Int?
+    }
 
     // Touched by the decoding thread only; no exclusivity check per column.
-    /// The keys in the order the first row asked for them, with their
-    /// columns (nil for a name the query has no column for).
-    @exclusivity(unchecked) private var learned: [(name: String, index: Int?)] = []
+    /// The keys in the order the first row asked for them, and their names.
+    @exclusivity(unchecked) private var learned: [LearnedKey] = []
+    @exclusivity(unchecked) private var learnedNames: [String] = []
     @exclusivity(unchecked) private var position = 0
     /// The row being decoded, and what its typed reads need of it, kept
     /// apart so that reading a column retains nothing.
-    @exclusivity(unchecked) private(set) var row: Row!
+    /// Nil once the query has ended (see ``QueryDecoding``).
+    @exclusivity(unchecked) private(set) var row: Row?
     @exclusivity(unchecked) private var handle: OpaquePointer?
     @exclusivity(unchecked) private var columnCount = 0
 
@@ -200,44 +305,110 @@ final class ColumnsByKey {
         position = 0
     }
 
-    /// The column named `name` (ignoring case), or nil when there is none.
-    func index(of name: String) -> Int? {
+    /// The bits of `key` when its type is plain data of at most 8 bytes (an
+    /// enum without payloads): two such keys of one type with the same bits
+    /// are the same key. Nil for other types, which compare names.
+    @inline(__always) private static func bits<Key: CodingKey>(of key: Key) -> UInt64? {
+        guard _isPOD(Key.self) else { return nil }
+        switch MemoryLayout<Key>.size {
+        case 0: return 0
+        case 1: return UInt64(unsafeBitCast(key, to: UInt8.self))
+        case 2: return UInt64(unsafeBitCast(key, to: UInt16.self))
+        case 4: return UInt64(unsafeBitCast(key, to: UInt32.self))
+        case 8: return unsafeBitCast(key, to: UInt64.self)
+        default: return nil
+        }
+    }
+
+    /// The column of `key` (its name ignoring case), or nil when there is none.
+    /// The check of the learned key is inlined into each read; the rest
+    /// is not, so that it costs the read nothing.
+    @inline(__always) func index<Key: CodingKey>(of key: Key) -> Int? {
         let current = position
+        if current < learned.count, let bits = Self.bits(of: key) {
+            let known = learned[current]
+            if known.bits == bits, known.type == ObjectIdentifier(Key.self) {
+                position = current &+ 1
+                return known.index
+            }
+        }
+        return index(byName: key, at: current)
+    }
+
+    /// The column of `key` when the bits of the key learned at `current`
+    /// did not tell: by the learned name, or else found and, when no key
+    /// was learned there yet, remembered.
+    @inline(never) private func index<Key: CodingKey>(byName key: Key, at current: Int) -> Int? {
         position = current &+ 1
-        if current < learned.count, learned[current].name == name { return learned[current].index }
+        let name = key.stringValue
+        if current < learned.count, learned[current].bits == nil, learnedNames[current] == name { return learned[current].index }
+        guard let row else { return nil }
         let found = row.layout.index(of: naming.column(for: name))
-        if current == learned.count { learned.append((name, found)) }
+        if current == learned.count {
+            learned.append(LearnedKey(type: ObjectIdentifier(Key.self), bits: Self.bits(of: key), index: found))
+            learnedNames.append(name)
+        }
         return found
     }
 
-    /// The column named `name`.
+    /// The column of `key`.
     ///
     /// - throws: ``DatabaseError/columnNotFound(name:sql:)``.
-    @inline(__always) func existingIndex(of name: String) throws -> Int {
-        guard let index = index(of: name) else { throw DatabaseError.columnNotFound(name: naming.column(for: name), sql: row.sql) }
+    @inline(__always) func existingIndex<Key: CodingKey>(of key: Key) throws -> Int {
+        guard let index = index(of: key) else { throw missing(key) }
         return index
     }
 
-    /// Column `name` converted to `T`, read as the typed subscript reads it
+    /// The error for `key`, which the query has no column for.
+    @inline(never) private func missing<Key: CodingKey>(_ key: Key) -> any Error {
+        guard let row else { return Self.ended(key) }
+        return DatabaseError.columnNotFound(name: naming.column(for: key.stringValue), sql: row.sql)
+    }
+
+    /// Column `index` converted to `T`, read as the typed subscript reads it
     /// (no ``DatabaseValue`` on the way).
     ///
-    /// - throws: ``DatabaseError/columnNotFound(name:sql:)``, ``DatabaseError/typeMismatch(column:value:type:sql:)``.
-    func value<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String) throws -> T {
-        let index = try existingIndex(of: name)
+    /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)``.
+    func value<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
         if let converted: T = Row.liveValue(handle, columnCount: columnCount, at: index) { return converted }
+        guard let row else { throw Self.ended(nil) }
         return try row[index] as T
     }
 
-    /// Column `name` converted to `T`, nil when it is NULL or missing.
+    /// Column `index` converted to `T`; nil when it is NULL, or when `index`
+    /// is nil (the query has no such column).
     ///
     /// - throws: ``DatabaseError/typeMismatch(column:value:type:sql:)``.
-    func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, _ name: String) throws -> T? {
-        guard let index = index(of: name) else { return nil }
+    func optionalValue<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int?) throws -> T? {
+        guard let index else {
+            if row == nil { throw Self.ended(nil) }
+            return nil
+        }
         if let converted: T = Row.liveValue(handle, columnCount: columnCount, at: index) { return converted }
+        guard let row else { throw Self.ended(nil) }
         let value = row[index]
         if case .null = value { return nil }
         guard let converted = T.fromDatabaseValue(value) else { throw ColumnDecoder.mismatch(type, value, row, index, nil) }
         return converted
+    }
+}
+
+/// The ``ColumnsByKey`` no query uses now, under a lock.
+private final class IdleColumns: @unchecked Sendable {
+    // @unchecked: `columns` is touched under `lock` only.
+    private let lock = NSLock()
+    private var columns: [ColumnsByKey] = []
+
+    func pop() -> ColumnsByKey? {
+        lock.lock()
+        defer { lock.unlock() }
+        return columns.popLast()
+    }
+
+    func push(_ idle: ColumnsByKey) {
+        lock.lock()
+        defer { lock.unlock() }
+        columns.append(idle)
     }
 }
 
@@ -394,4 +565,7 @@ struct DecodingContext {
             primaryKey = []
         }
     }
+
+    /// The context of idle ``ColumnsByKey``, which keeps nothing of the last query.
+    static let none = DecodingContext(Never.self, naming: .asIs, userInfo: [:])
 }

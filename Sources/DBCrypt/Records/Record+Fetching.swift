@@ -58,6 +58,26 @@ extension Record {
         try fetchAll(db, sql: RecordSelection.of(Self.self) + " WHERE " + condition, arguments)
     }
 
+    /// Every record of the table, one at a time as the cursor is read: for
+    /// tables too large to hold in an array.
+    ///
+    /// ```swift
+    /// let players = try Player.fetchCursor(db)
+    /// while let player = try players.next() { total += player.score }
+    /// ```
+    /// - throws: SQLite's error for the query; reading the cursor throws as ``fetchAll(_:)`` does.
+    public static func fetchCursor(_ db: Database) throws -> DecodedCursor<Self> {
+        try fetchCursor(db, sql: RecordSelection.of(Self.self), StatementArguments())
+    }
+
+    /// The records of the rows that match an SQL condition, one at a time
+    /// as the cursor is read.
+    ///
+    /// - throws: as ``fetchCursor(_:)``, and SQLite's error for the condition.
+    public static func fetchCursor(_ db: Database, where condition: String, _ arguments: StatementArguments = StatementArguments()) throws -> DecodedCursor<Self> {
+        try fetchCursor(db, sql: RecordSelection.of(Self.self) + " WHERE " + condition, arguments)
+    }
+
     /// The number of rows of the table.
     ///
     /// - throws: SQLite's error (a table that does not exist, ...).
@@ -95,6 +115,12 @@ extension Record {
         var records: [Self] = []
         while let row = try cursor.next() { records.append(try decode(row)) }
         return records
+    }
+
+    /// A cursor decoding the rows of `sql` with the type's column naming.
+    static func fetchCursor(_ db: Database, sql: String, _ arguments: StatementArguments) throws -> DecodedCursor<Self> {
+        DecodedCursor(rows: try db.cachedStatement(sql).query(arguments),
+                      decode: rowDecoder(for: Self.self, naming: databaseColumnNaming, userInfo: db.userInfo))
     }
 
     /// The selection of `count` rows by primary key: `WHERE pk = ?` for one,

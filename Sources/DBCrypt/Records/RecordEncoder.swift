@@ -336,3 +336,10 @@ struct AnyCodingKey: CodingKey {
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
+
+/// The keyed container the records of one type share, kept per connection.
+final class KeyedContainerCache {
+    @exclusivity(unchecked) var container: AnyObject?
+    /// The `CodingKey` type of `container`.
+    @exclusivity(unchecked) var keyType: ObjectIdentifier?
+}
