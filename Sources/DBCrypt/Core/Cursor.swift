@@ -89,11 +89,15 @@ extension Cursor {
 /// ```
 ///
 /// Each value is decoded as `fetchAll` decodes it, and is the caller's to
-/// keep. Finishing or releasing the cursor resets its statement, which
-/// releases SQLite's read lock.
+/// keep. Like a ``RowCursor``, it belongs to the `Database` it was made on:
+/// read it inside the closure that gave that `Database` (a queue's or a
+/// pool's), never after it returns. Its statement stays busy until the
+/// cursor has read its last row or is released, which also releases
+/// SQLite's read lock.
 public final class DecodedCursor<T: Decodable>: Cursor {
     @usableFromInline let rows: RowCursor
-    @usableFromInline let decode: (Row) throws -> T
+    /// Nil once the rows are done: the query's decoding ends with them.
+    @usableFromInline var decode: ((Row) throws -> T)?
 
     @usableFromInline init(rows: RowCursor, decode: @escaping (Row) throws -> T) {
         self.rows = rows
@@ -103,12 +107,25 @@ public final class DecodedCursor<T: Decodable>: Cursor {
     /// The names of the result columns.
     public var columnNames: [String] { rows.columnNames }
 
-    /// The next row decoded, or nil when there are no more.
+    /// The next row decoded, or nil when there are no more. After a row
+    /// that does not decode, the cursor goes on with the next.
     ///
-    /// - throws: the ``DatabaseError`` SQLite reports while stepping, and
-    ///   those of decoding (see ``Database/fetchAll(_:_:_:)-(T.Type,_,_)``).
+    /// - throws: the ``DatabaseError`` SQLite reports while stepping
+    ///   (``DatabaseError/connectionClosed`` when the connection has been
+    ///   closed), and those of decoding (see ``Database/fetchAll(_:_:_:)-(T.Type,_,_)``).
     @inlinable public func next() throws -> T? {
-        guard let row = try rows.next() else { return nil }
+        guard let decode else { return nil }
+        let row: Row
+        do {
+            guard let next = try rows.next() else {
+                self.decode = nil
+                return nil
+            }
+            row = next
+        } catch {
+            self.decode = nil
+            throw error
+        }
         return try decode(row)
     }
 }

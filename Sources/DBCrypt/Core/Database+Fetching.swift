@@ -70,6 +70,9 @@ extension Database {
     /// let notes = try db.fetchCursor(Note.self, "SELECT id, title FROM note")
     /// while let note = try notes.next() { print(note.title) }
     /// ```
+    /// Read the cursor inside the closure that gave this `Database` (see
+    /// ``DecodedCursor``).
+    ///
     /// - throws: see ``query(_:_:)``; reading the cursor throws as
     ///   ``fetchAll(_:_:_:)-(T.Type,_,_)`` does.
     @inlinable public func fetchCursor<T: Decodable>(

@@ -229,9 +229,11 @@ private struct KeyedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 /// no call to `stringValue`; any other key by comparing its name. A key
 /// asked for out of that order is looked up by name, as it would be without
 /// this.
-final class ColumnsByKey: @unchecked Sendable {
-    // @unchecked: one query uses it at a time, on one thread; it passes
-    // between queries (and threads) only through `idle`, under its lock.
+final class ColumnsByKey {
+    // One query uses it at a time, on one thread; it passes between
+    // queries (and threads) only through `idle`, under its lock.
+    // A key's bits stand for its name: `stringValue` must depend on the
+    // key's value alone, as every `CodingKey` in practice does.
 
     /// How keys name columns, and what placed values need.
     @exclusivity(unchecked) private(set) var context: DecodingContext
@@ -265,7 +267,7 @@ final class ColumnsByKey: @unchecked Sendable {
         (row, handle, columnCount, position) = (nil, nil, 0, 0)
         learned.removeAll(keepingCapacity: true)
         learnedNames.removeAll(keepingCapacity: true)
-        context = DecodingContext.none
+        context = DecodingContext.idle
         Self.idle.push(self)
     }
 
@@ -567,5 +569,5 @@ struct DecodingContext {
     }
 
     /// The context of idle ``ColumnsByKey``, which keeps nothing of the last query.
-    static let none = DecodingContext(Never.self, naming: .asIs, userInfo: [:])
+    static let idle = DecodingContext(Never.self, naming: .asIs, userInfo: [:])
 }

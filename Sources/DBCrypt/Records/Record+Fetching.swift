@@ -59,7 +59,8 @@ extension Record {
     }
 
     /// Every record of the table, one at a time as the cursor is read: for
-    /// tables too large to hold in an array.
+    /// tables too large to hold in an array. Read the cursor inside the
+    /// closure that gave `db` (see ``DecodedCursor``).
     ///
     /// ```swift
     /// let players = try Player.fetchCursor(db)
