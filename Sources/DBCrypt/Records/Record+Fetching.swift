@@ -41,11 +41,13 @@ extension Record {
         return try fetchAll(db, keyValues: keys.map { try keyValues($0, sql: sql) }, single: false)
     }
 
-    /// Every record of the table.
+    /// Every record of the table. Inlinable (as the cursor's `map` is) so
+    /// that the array is built specialized for the record type: built in
+    /// generic code, each append looked up `[Self]`'s metadata (7% of a fetch).
     ///
     /// - throws: the errors of decoding and SQLite's (see ``fetchOne(_:key:)-(_,some DatabaseValueConvertible)``).
     @inlinable public static func fetchAll(_ db: Database) throws -> [Self] {
-        try array(of: fetchCursor(db))
+        try fetchCursor(db).map { $0 }
     }
 
     /// The records of the rows that match an SQL condition.
@@ -55,7 +57,7 @@ extension Record {
     /// ```
     /// - throws: as ``fetchAll(_:)``, and SQLite's error for the condition.
     @inlinable public static func fetchAll(_ db: Database, where condition: String, _ arguments: StatementArguments = StatementArguments()) throws -> [Self] {
-        try array(of: fetchCursor(db, where: condition, arguments))
+        try fetchCursor(db, where: condition, arguments).map { $0 }
     }
 
     /// Every record of the table, one at a time as the cursor is read: for
@@ -111,26 +113,13 @@ extension Record {
     /// Decodes every row of `sql` with the type's column naming; the
     /// statement is kept in the connection's cache when `cached`.
     static func fetchAll(_ db: Database, sql: String, _ arguments: StatementArguments, cached: Bool = true) throws -> [Self] {
-        let cursor = try cached ? db.cachedStatement(sql).query(arguments) : db.query(sql, arguments)
-        let decode = rowDecoder(for: Self.self, naming: databaseColumnNaming, userInfo: db.userInfo)
-        var records: [Self] = []
-        while let row = try cursor.next() { records.append(try decode(row)) }
-        return records
+        try fetchCursor(db, sql: sql, arguments, cached: cached).map { $0 }
     }
 
-    /// Every record of `cursor`. Inlinable, like the public `fetchAll`s that
-    /// call it, so that the array is built specialized for the record type:
-    /// built in generic code, each append looked up `[Self]`'s metadata at
-    /// run time (7% of a fetch).
-    @inlinable static func array(of cursor: DecodedCursor<Self>) throws -> [Self] {
-        var records: [Self] = []
-        while let record = try cursor.next() { records.append(record) }
-        return records
-    }
-
-    /// A cursor decoding the rows of `sql` with the type's column naming.
-    static func fetchCursor(_ db: Database, sql: String, _ arguments: StatementArguments) throws -> DecodedCursor<Self> {
-        DecodedCursor(rows: try db.cachedStatement(sql).query(arguments),
+    /// A cursor decoding the rows of `sql` with the type's column naming;
+    /// the statement is kept in the connection's cache when `cached`.
+    static func fetchCursor(_ db: Database, sql: String, _ arguments: StatementArguments, cached: Bool = true) throws -> DecodedCursor<Self> {
+        DecodedCursor(rows: try cached ? db.cachedStatement(sql).query(arguments) : db.query(sql, arguments),
                       decode: rowDecoder(for: Self.self, naming: databaseColumnNaming, userInfo: db.userInfo))
     }
 
