@@ -623,11 +623,9 @@ enum FileSalt {
     /// The first 16 bytes of the file at `path` when it is an encrypted
     /// database (not plaintext, not empty, not missing); nil otherwise.
     static func read(_ path: String) -> [UInt8]? {
-        guard (try? FileFormat.detect(at: path)) == .notPlaintext,
-              let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let bytes = try? handle.read(upToCount: 16), bytes.count == 16 else { return nil }
-        return Array(bytes)
+        guard let bytes = try? DatabaseFileStart.read(path, count: 16), bytes.count == 16,
+              bytes != FileFormat.sqliteMagic else { return nil }
+        return bytes
     }
 
     /// Whether opening `path` makes a new database: nothing there (and

@@ -27,39 +27,15 @@ public enum FileFormat: Equatable, Sendable {
     /// The 16 bytes every plaintext SQLite database starts with.
     static let sqliteMagic: [UInt8] = Array("SQLite format 3".utf8) + [0]
 
-    /// Reads the first 100 bytes of the file at `path`.
+    /// Reads the first 100 bytes of the file at `path` (through SQLite's
+    /// own file layer: see ``DatabaseFileStart``).
     ///
     /// - throws: ``DatabaseError/isDirectory(path:)``,
     ///   ``DatabaseError/permissionDenied(path:)``, or
     ///   ``DatabaseError/cannotOpen(path:reason:)`` for other system errors.
     public static func detect(at path: String) throws -> FileFormat {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            switch errno {
-            case ENOENT: return .missing
-            case EACCES, EPERM: throw DatabaseError.permissionDenied(path: path)
-            case let code: throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
-            }
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
-        }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw DatabaseError.isDirectory(path: path) }
-        var header = [UInt8](repeating: 0, count: 100)
-        var filled = 0
-        while filled < header.count {
-            let n = header.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 {
-                let code = errno
-                if code == EISDIR { throw DatabaseError.isDirectory(path: path) }
-                throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
-            }
-            if n == 0 { break }
-            filled += n
-        }
+        guard let header = try DatabaseFileStart.read(path, count: 100) else { return .missing }
+        let filled = header.count
         if filled == 0 { return .empty }
         guard filled >= 16, Array(header[0..<16]) == sqliteMagic else { return .notPlaintext }
         let rawPageSize = filled >= 18 ? Int(header[16]) << 8 | Int(header[17]) : 0

@@ -1,0 +1,71 @@
+import CSQLCipher
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads the first bytes of a database file without dropping the locks
+/// this process holds on it.
+///
+/// POSIX releases every lock a process holds on a file as soon as the
+/// process closes *any* descriptor of that file. A plain `open`/`close` of
+/// the file while one of our connections holds a lock (a write transaction,
+/// the shared lock of a connection in WAL mode) would let another process
+/// write at the same time, or take the file out of WAL mode under us.
+/// SQLite's own file layer knows this: it keeps a descriptor open until the
+/// file's last lock is released. So the bytes are read through it, on a
+/// connection that is opened for that alone and reads nothing else.
+enum DatabaseFileStart {
+    /// Up to `count` bytes from the start of the file at `path` (fewer when
+    /// the file is shorter), or nil when there is no file there.
+    ///
+    /// - throws: ``DatabaseError/isDirectory(path:)``, ``DatabaseError/permissionDenied(path:)``,
+    ///   or ``DatabaseError/cannotOpen(path:reason:)`` for other system errors.
+    static func read(_ path: String, count: Int) throws -> [UInt8]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case EACCES, EPERM: throw DatabaseError.permissionDenied(path: path)
+            case let code: throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
+            }
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw DatabaseError.isDirectory(path: path) }
+
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        defer { sqlite3_close_v2(handle) }
+        guard code == SQLITE_OK, let handle else {
+            switch handle.map({ sqlite3_system_errno($0) }) ?? 0 {
+            case ENOENT: return nil
+            case EACCES, EPERM: throw DatabaseError.permissionDenied(path: path)
+            case EISDIR: throw DatabaseError.isDirectory(path: path)
+            case 0: throw DatabaseError.cannotOpen(path: path, reason: String(cString: sqlite3_errstr(code)))
+            case let system: throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(system)))
+            }
+        }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let methods = file.pointee.pMethods else {
+            throw DatabaseError.cannotOpen(path: path, reason: "SQLite did not open the file")
+        }
+        var size: sqlite3_int64 = 0
+        guard methods.pointee.xFileSize(file, &size) == SQLITE_OK else {
+            throw DatabaseError.cannotOpen(path: path, reason: Self.systemError(handle, "reading its size failed"))
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(min(sqlite3_int64(count), max(size, 0))))
+        guard !bytes.isEmpty else { return [] }
+        let read = bytes.withUnsafeMutableBytes { methods.pointee.xRead(file, $0.baseAddress, Int32($0.count), 0) }
+        guard read == SQLITE_OK else {
+            throw DatabaseError.cannotOpen(path: path, reason: Self.systemError(handle, "reading it failed"))
+        }
+        return bytes
+    }
+
+    /// The system's reason for the last failure on `handle`, or `fallback`.
+    private static func systemError(_ handle: OpaquePointer, _ fallback: String) -> String {
+        let code = sqlite3_system_errno(handle)
+        return code == 0 ? fallback : String(cString: strerror(code))
+    }
+}

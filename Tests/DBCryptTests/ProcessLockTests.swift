@@ -1,0 +1,57 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// The file locks another process sees while DBCrypt has a database open.
+/// POSIX drops every lock a process holds on a file when the process closes
+/// any descriptor of that file, so DBCrypt never opens the file of a
+/// database behind SQLite's back (SQLite keeps such descriptors open until
+/// its locks are released). The other process is Debian's `sqlcipher`
+/// shell, whose busy timeout is 0: a lock it meets is an immediate error.
+final class ProcessLockTests: XCTestCase {
+    let passphrase = "lock passphrase"
+    /// The shell reads SQLCipher 3 files only.
+    var options: Database.Options {
+        var options = Database.Options()
+        options.cipher = .sqlcipher3
+        return options
+    }
+
+    /// Runs `sql` in the shell after the key; returns its exit status and complaint.
+    private func shell(_ path: String, _ sql: String) throws -> (status: Int32, complaint: String) {
+        let (status, _, complaint) = try TestSupport.run("/usr/bin/sqlcipher", ["-batch", "-bail", path],
+                                             input: "PRAGMA key = '\(passphrase)';\n\(sql)\n")
+        return (status, complaint)
+    }
+
+    func testAConnectionOpenedDuringAWriteKeepsTheWritersLock() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("rollback.db").path
+        let queue = try DatabaseQueue(path: path, key: .passphrase(passphrase), options: options)
+        try queue.write { db in try db.execute("CREATE TABLE t(x)") }
+        try queue.write { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            // Another connection to the same file, opened while this transaction holds its lock.
+            let other = try Database(path: path, key: .passphrase(passphrase), options: options)
+            XCTAssertEqual(try other.fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
+            let (status, complaint) = try shell(path, "BEGIN IMMEDIATE; COMMIT;")
+            XCTAssertNotEqual(status, 0, "another process began a write during ours")
+            XCTAssertTrue(complaint.contains("locked"), complaint)
+        }
+        let (status, complaint) = try shell(path, "BEGIN IMMEDIATE; COMMIT;")
+        XCTAssertEqual(status, 0, complaint)
+    }
+
+    func testAPoolsReadersKeepItsLockOnTheFile() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("wal.db").path
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        try pool.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        // The first read opens a reader, after the writer holds its lock.
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
+        // Leaving WAL mode takes the whole file: refused while the pool has it open.
+        let (status, complaint) = try shell(path, "PRAGMA journal_mode = DELETE;")
+        XCTAssertNotEqual(status, 0, "another process took the file out of WAL mode under the pool")
+        XCTAssertTrue(complaint.contains("locked"), complaint)
+        try pool.close()
+        XCTAssertEqual(try shell(path, "PRAGMA journal_mode = DELETE;").status, 0)
+    }
+}
