@@ -15,6 +15,10 @@
 //   DBCryptTestHelper rotate-store PATH
 //       DBCRYPT_TEST_KEY: the database's key, DBCRYPT_TEST_STORE_KEY: the
 //       passphrase of its sealed store "default", whose data key it rotates
+//   DBCryptTestHelper write-exclusively PATH
+//       DBCRYPT_TEST_KEY: the key. Opens a pool exclusive to this process
+//       and commits rows until it is killed, printing "committed N" after
+//       each commit and reading now and then
 //
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
 import CSQLCipher
@@ -32,7 +36,7 @@ func key(_ name: String) -> DatabaseKey {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key|rekey-connection|wrong-reserve|rotate-store PATH [--fsize-limit BYTES]\n".utf8))
+    FileHandle.standardError.write(Data("usage: DBCryptTestHelper migrate|change-key|rekey-connection|wrong-reserve|rotate-store|write-exclusively PATH [--fsize-limit BYTES]\n".utf8))
     exit(2)
 }
 if let flag = arguments.firstIndex(of: "--fsize-limit"), flag + 1 < arguments.count, let limit = rlim_t(arguments[flag + 1]) {
@@ -57,6 +61,8 @@ do {
         let passphrase = ProcessInfo.processInfo.environment["DBCRYPT_TEST_STORE_KEY"] ?? ""
         try SealedStore(queue, credential: .passphrase(passphrase), create: false).rotateDataKey()
         try queue.close()
+    case "write-exclusively":
+        try writeExclusively(arguments[2], key: key("DBCRYPT_TEST_KEY"))
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:
@@ -80,5 +86,23 @@ func wrongReserve(_ path: String, key: String) throws {
     for sql in ["SELECT count(*) FROM sqlite_master", "SELECT count(*) FROM t", "INSERT INTO t VALUES (1)"] {
         let code = sqlite3_exec(db, sql, nil, nil, nil)
         print("\(sql): \(code == SQLITE_OK ? "ok" : "refused (\(code))")")
+    }
+}
+
+/// See `write-exclusively` above.
+func writeExclusively(_ path: String, key: DatabaseKey) throws -> Never {
+    var options = Database.Options()
+    options.exclusiveToThisProcess = true
+    let pool = try DatabasePool(path: path, key: key, options: options)
+    try pool.write { db in try db.execute("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, value BLOB)") }
+    var count = 0
+    while true {
+        try pool.write { db in try db.execute("INSERT INTO t(value) VALUES (randomblob(3000))") }
+        count += 1
+        FileHandle.standardOutput.write(Data("committed \(count)\n".utf8))
+        if count % 100 == 0 {
+            let rows = try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }
+            guard rows == count else { throw DatabaseError.damaged(path: path, reason: "\(rows ?? 0) rows after \(count) commits") }
+        }
     }
 }

@@ -171,8 +171,9 @@ public let testHelperPath: String = {
     return directory.appendingPathComponent("DBCryptTestHelper").path
 }()
 
-/// Starts the test helper with `arguments` and the keys in its environment.
-public func startTestHelper(_ arguments: [String], keys: [String: String]) throws -> (Process, Pipe) {
+/// Starts the test helper with `arguments` and the keys in its environment;
+/// what it prints goes to `output` (or nowhere).
+public func startTestHelper(_ arguments: [String], keys: [String: String], output: Pipe? = nil) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: testHelperPath)
     process.arguments = arguments
@@ -180,7 +181,7 @@ public func startTestHelper(_ arguments: [String], keys: [String: String]) throw
     environment.merge(keys) { $1 }
     process.environment = environment
     let errors = Pipe()
-    process.standardOutput = FileHandle.nullDevice
+    process.standardOutput = output ?? FileHandle.nullDevice
     process.standardError = errors
     try process.run()
     return (process, errors)

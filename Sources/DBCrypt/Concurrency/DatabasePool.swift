@@ -32,6 +32,10 @@ import Foundation
 /// - ``barrierWriteWithoutTransaction(_:)`` waits until no read runs, and
 ///   keeps new reads waiting, for work that must see no reader (a checkpoint
 ///   that truncates the WAL, `VACUUM`).
+/// - With ``Database/Options/exclusiveToThisProcess``, no other process can
+///   open the file while the pool is open, and each read and commit is
+///   cheaper: no file lock of its own (readers are then read-write
+///   connections that refuse writes, as only those share the lock).
 ///
 /// Calling the pool from inside one of its own closures would wait on
 /// itself (a read waits for a free reader, a write for the writer), so it
@@ -112,7 +116,10 @@ public final class DatabasePool: @unchecked Sendable {
         self.path = path
         readerKey = derivedKey ?? key
         var readerOptions = options
-        readerOptions.readOnly = true
+        // A read-only connection cannot share the process's exclusive lock:
+        // then readers are read-write connections that refuse writes.
+        readerOptions.readOnly = !options.exclusiveToThisProcess
+        readerOptions.queryOnly = options.exclusiveToThisProcess
         readerOptions.create = false
         readerOptions.journalMode = .default
         readerOptions.cipher = writer.cipher ?? options.cipher
@@ -139,6 +146,7 @@ public final class DatabasePool: @unchecked Sendable {
         guard !closed else { throw DatabaseError.connectionClosed }
         var options = readerOptions
         options.readOnly = false
+        options.queryOnly = false
         options.trace = nil
         return try Database(path: path, key: key, options: options)
     }
@@ -225,8 +233,7 @@ public final class DatabasePool: @unchecked Sendable {
 
     /// Runs `body` on a reader with no transaction of its own: each statement
     /// sees the latest commit when it starts (see
-    /// ``DatabaseReader/unsafeRead(_:)``). Readers are opened read-only, so
-    /// writing is refused.
+    /// ``DatabaseReader/unsafeRead(_:)``). Readers refuse writes.
     ///
     /// - throws: see ``read(_:)-(((Database)->T))``.
     public func unsafeRead<T>(_ body: (Database) throws -> T) throws -> T {

@@ -51,13 +51,21 @@ public final class Database {
     ///   ``DatabaseError/cannotOpen(path:reason:)``; ``DatabaseError/unfinishedTransaction(path:)``
     ///   when a read-only connection meets a transaction a stopped process left
     ///   unfinished; ``DatabaseError/damaged(path:reason:)`` when SQLite finds the
-    ///   file malformed; ``DatabaseError/invalidKey(reason:)``;
+    ///   file malformed; ``DatabaseError/databaseInUse(path:)`` when another
+    ///   process keeps it locked past `options.busyTimeout` (one that opened it
+    ///   with ``Options/exclusiveToThisProcess``, or one writing in rollback
+    ///   mode); ``DatabaseError/invalidArguments(reason:sql:)`` for
+    ///   `exclusiveToThisProcess` on a read-only connection; ``DatabaseError/invalidKey(reason:)``;
     ///   ``DatabaseError/notSQLCipher(sqliteVersion:)``;
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``.
     public init(path: String, key: DatabaseKey? = nil, options: Options = Options()) throws {
         let library = try CipherInfo.linked()
         if let key, key.isEmpty {
             throw DatabaseError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
+        }
+        if options.exclusiveToThisProcess && options.readOnly {
+            throw DatabaseError.invalidArguments(
+                reason: "a read-only connection cannot keep other processes out: open it read-write, or without exclusiveToThisProcess", sql: nil)
         }
         var opened: (Connection, CipherSettings)
         do {
@@ -140,7 +148,7 @@ public final class Database {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0)
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = sqlite3_open_v2(path, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
             let error = Self.openError(path: path, code: code, handle: handle)
             if let handle { sqlite3_close_v2(handle) }
@@ -152,6 +160,7 @@ public final class Database {
         if let trace = options.trace { connection.installTrace(trace) }
         if let key { try connection.applyKey(key, settings: settings, library: library) }
         if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
+        if options.queryOnly { try connection.run("PRAGMA query_only = 1") }
         if writesHeader { try connection.writeHeaderOfNewFile() }
         try connection.verifyReadable(path: path)
         return connection

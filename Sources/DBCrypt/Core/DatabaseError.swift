@@ -53,7 +53,9 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// The source of `encrypt` or `migrateInPlace` is not a plaintext SQLite
     /// database: it is encrypted already, or not a database.
     case sourceNotPlaintext(path: String)
-    /// Another connection holds the database, so it cannot be exported safely.
+    /// Another connection holds a lock on the database for longer than the
+    /// busy timeout: it cannot be opened (another process keeps it
+    /// exclusively, or is writing to it), or exported safely.
     case databaseInUse(path: String)
     /// The destination's file system has less free space than the routine needs.
     case insufficientSpace(path: String, needed: Int64, available: Int64)

@@ -36,10 +36,30 @@ extension Database {
         /// (DBCryptSeal keeps the keys of sealed properties here).
         public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
+        /// Keep other processes out of the file while this process has it
+        /// open (SQLite's `unix-excl` file layer), as LevelDB and most
+        /// embedded stores do. The first connection locks the whole file for
+        /// the process; the process's other connections share that lock and
+        /// keep their WAL index in its memory instead of the `-shm` file, so
+        /// no read or commit takes a file lock of its own (in WAL mode a read
+        /// costs about half, a commit about two thirds: W8 in BENCHMARKS.md).
+        ///
+        /// Another process that opens the file meanwhile (`dbcrypt`, the
+        /// `sqlcipher` shell, a second copy of the app) gets `SQLITE_BUSY`
+        /// after its busy timeout, until the last connection closes. Every
+        /// connection of this process to the file must set it: a connection
+        /// without it would release the process's lock. A read-only
+        /// connection cannot hold the lock, so opening one with this throws.
+        /// Default: false.
+        public var exclusiveToThisProcess = false
+
         /// Take and keep an exclusive lock from the first read on
         /// (`PRAGMA locking_mode = EXCLUSIVE` before it), for the encryption
         /// routines: no other connection may read or write the source meanwhile.
         var lockExclusively = false
+        /// Refuse writes (`PRAGMA query_only`), for a pool's readers when they
+        /// cannot be opened read-only (``exclusiveToThisProcess``).
+        var queryOnly = false
         /// Try the other standard format when `cipher` does not open an
         /// existing file. Off when checking a file just written with `cipher`.
         var tryOtherFormat = true

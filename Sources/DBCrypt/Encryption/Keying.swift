@@ -80,6 +80,8 @@ extension Connection {
             throw DatabaseError.unfinishedTransaction(path: path)
         } catch let DatabaseError.sqlite(code, message, _) where code & 0xFF == SQLITE_CORRUPT {
             throw DatabaseError.damaged(path: path, reason: message)
+        } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == SQLITE_BUSY {
+            throw DatabaseError.databaseInUse(path: path)
         }
     }
 
