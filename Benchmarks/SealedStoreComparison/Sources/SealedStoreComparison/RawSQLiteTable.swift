@@ -15,10 +15,11 @@ final class RawSQLiteTable {
     private var begin, commit, update, select: OpaquePointer?
     private let tags: [[UInt8]]
 
-    /// Creates the table at `path` with one row for each of `tags` (16 bytes each), holding `value`.
-    init(path: String, tags: [[UInt8]], value: Data) {
+    /// Creates the table at `path` with one row for each of `tags` (16 bytes each), holding `value`;
+    /// `vfs` "unix-excl" keeps the file to this process, with no file lock per transaction.
+    init(path: String, tags: [[UInt8]], value: Data, vfs: String? = nil) {
         self.tags = tags
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs)
         exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192; PRAGMA wal_autocheckpoint = 0")
         exec("CREATE TABLE entry(store TEXT NOT NULL, tag BLOB NOT NULL, value BLOB NOT NULL, PRIMARY KEY(store, tag)) WITHOUT ROWID")
         begin = prepare("BEGIN IMMEDIATE")

@@ -3,6 +3,9 @@
 // writes against a pool in WAL mode with synchronous = NORMAL. And the
 // cost of sealing: the same store's access path on a table of unsealed values.
 // And the floor under any store in SQLite: its table through the C API.
+// Each both ways: a pool (or C connection) that other processes may open,
+// and one exclusive to its process (`exclusiveToThisProcess`, SQLite's
+// unix-excl), as a LevelDB database is.
 //
 //   swift build -c release --package-path Benchmarks/SealedStoreComparison
 //   Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --rounds 5
@@ -23,9 +26,12 @@ try FileManager.default.createDirectory(at: directory, withIntermediateDirectori
 defer { try? FileManager.default.removeItem(at: directory) }
 func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-/// A pool with the durability of LevelDB's default writes.
-func makePool(_ name: String, key: DatabaseKey?) throws -> DatabasePool {
-    let pool = try DatabasePool(path: path(name), key: key)
+/// A pool with the durability of LevelDB's default writes; `exclusive`: kept
+/// to this process, as a LevelDB database is (its LOCK file).
+func makePool(_ name: String, key: DatabaseKey?, exclusive: Bool = false) throws -> DatabasePool {
+    var options = Database.Options()
+    options.exclusiveToThisProcess = exclusive
+    let pool = try DatabasePool(path: path(name), key: key, options: options)
     try pool.writeWithoutTransaction { db in try db.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192") }
     return pool
 }
@@ -81,12 +87,16 @@ let unsealed = try UnsealedTable(pool: plainPool, tagged: true)
 let byName = try UnsealedTable(pool: plainPool, tagged: false)
 let encryptedPool = try makePool("encrypted.db", key: .passphrase("database passphrase"))
 let encryptedStore = try SealedStore(encryptedPool, credential: .passphrase("benchmark password"))
+let exclusivePool = try makePool("exclusive.db", key: nil, exclusive: true)
+let exclusiveStore = try SealedStore(exclusivePool, credential: .passphrase("benchmark password"))
 let raw = RawSQLiteTable(path: path("raw.db"), tags: (0..<entries).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } },
                          value: values[0])
+let rawExcl = RawSQLiteTable(path: path("rawexcl.db"), tags: (0..<entries).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } },
+                         value: values[0], vfs: "unix-excl")
 for i in 0..<entries {
     try baseline.set(values[i], for: names[i])
 }
-for target in [store, encryptedStore] {
+for target in [store, encryptedStore, exclusiveStore] {
     try target.batch { batch in for i in 0..<entries { try batch.set(values[i], for: names[i]) } }
 }
 for table in [unsealed, byName] {
@@ -110,14 +120,17 @@ for round in 0..<rounds {
     try measure("get: LevelDB + JSON", operations: gets) { for i in lookups { _ = try baseline.get(names[i]) } }
     try measure("get: sealed store", operations: gets) { for i in lookups { _ = try store.get(names[i]) } }
     try measure("get: sealed store, encrypted file", operations: gets) { for i in lookups { _ = try encryptedStore.get(names[i]) } }
+    try measure("get: sealed store, exclusive to its process", operations: gets) { for i in lookups { _ = try exclusiveStore.get(names[i]) } }
     for (table, label) in [(unsealed, "unsealed values"), (byName, "table by name")] {
         try measure("get: \(label)", operations: gets) { for i in lookups { _ = try table.get(names[i]) } }
     }
     measure("get: raw C SQLite", operations: gets) { _ = raw.get(lookups) }
+    measure("get: raw C SQLite, exclusive to its process", operations: gets) { _ = rawExcl.get(lookups) }
 
     try measure("set: LevelDB + JSON", operations: sets) { for i in 0..<sets { try baseline.set(values[i], for: names[i]) } }
     try measure("set: sealed store", operations: sets) { for i in 0..<sets { try store.set(values[i], for: names[i]) } }
     try measure("set: sealed store, encrypted file", operations: sets) { for i in 0..<sets { try encryptedStore.set(values[i], for: names[i]) } }
+    try measure("set: sealed store, exclusive to its process", operations: sets) { for i in 0..<sets { try exclusiveStore.set(values[i], for: names[i]) } }
     for (table, label) in [(unsealed, "unsealed values"), (byName, "table by name")] {
         try measure("set: \(label)", operations: sets) {
             for i in 0..<sets { try plainPool.write { db in try table.set(db, values[i], names[i]) } }
@@ -125,6 +138,8 @@ for round in 0..<rounds {
     }
     raw.truncateLog()
     measure("set: raw C SQLite", operations: sets) { raw.set(0..<sets, value: values[1]) }
+    rawExcl.truncateLog()
+    measure("set: raw C SQLite, exclusive to its process", operations: sets) { rawExcl.set(0..<sets, value: values[1]) }
 
     let batch = { (b: Int) in (0..<batchSize).map { (names[(b * batchSize + $0) % entries], values[$0]) } }
     try measure("batch of 1,000: LevelDB + JSON", operations: batches * batchSize) {
@@ -136,6 +151,9 @@ for round in 0..<rounds {
     try measure("batch of 1,000: sealed store, encrypted file", operations: batches * batchSize) {
         for b in 0..<batches { try encryptedStore.batch { entries in for (name, value) in batch(b) { try entries.set(value, for: name) } } }
     }
+    try measure("batch of 1,000: sealed store, exclusive to its process", operations: batches * batchSize) {
+        for b in 0..<batches { try exclusiveStore.batch { entries in for (name, value) in batch(b) { try entries.set(value, for: name) } } }
+    }
     for (table, label) in [(unsealed, "unsealed values"), (byName, "table by name")] {
         try measure("batch of 1,000: \(label)", operations: batches * batchSize) {
             for b in 0..<batches { try plainPool.write { db in for (name, value) in batch(b) { try table.set(db, value, name) } } }
@@ -144,6 +162,10 @@ for round in 0..<rounds {
     raw.truncateLog()
     measure("batch of 1,000: raw C SQLite", operations: batches * batchSize) {
         for b in 0..<batches { raw.batch(b * batchSize..<(b + 1) * batchSize, value: values[2]) }
+    }
+    rawExcl.truncateLog()
+    measure("batch of 1,000: raw C SQLite, exclusive to its process", operations: batches * batchSize) {
+        for b in 0..<batches { rawExcl.batch(b * batchSize..<(b + 1) * batchSize, value: values[2]) }
     }
 
     if round < 3 {
@@ -179,6 +201,9 @@ for operation in ["get", "set", "batch of 1,000"] {
     line("\(operation): table by name")
     line("\(operation): raw C SQLite", against: "\(operation): LevelDB + JSON")
     line("\(operation): sealed store", against: "\(operation): raw C SQLite", inverse: true)
+    line("\(operation): sealed store, exclusive to its process", against: "\(operation): LevelDB + JSON")
+    line("\(operation): raw C SQLite, exclusive to its process", against: "\(operation): LevelDB + JSON")
+    line("\(operation): sealed store, exclusive to its process", against: "\(operation): raw C SQLite, exclusive to its process", inverse: true)
 }
 for label in ["open: LevelDB + JSON (PBKDF2-SHA256, 100,000 rounds)", "open: sealed store (Argon2id, 64 MiB, 3 passes)",
               "open: sealed store (PBKDF2-SHA256, 100,000 rounds)"] {
