@@ -20,6 +20,13 @@ final class ExclusiveAccessTests: XCTestCase {
         try TestSupport.run("/usr/bin/sqlcipher", ["-batch", "-bail", path], input: "PRAGMA key = '\(passphrase)';\n\(sql)\n")
     }
 
+    /// The shell cannot read the file at `path`.
+    private func assertLockedOut(_ path: String, line: UInt = #line) throws {
+        let locked = try shell(path, "SELECT count(*) FROM t;")
+        XCTAssertNotEqual(locked.status, 0, "another process read the file while this one had it", line: line)
+        XCTAssertTrue(locked.complaint.contains("locked"), locked.complaint, line: line)
+    }
+
     func testAnExclusivePoolKeepsOtherProcessesOutUntilItCloses() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("excl.db").path
         let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
@@ -27,11 +34,16 @@ final class ExclusiveAccessTests: XCTestCase {
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
         XCTAssertEqual(try pool.unsafeRead { db in try db.fetchScalar(Int.self, "SELECT x FROM t") }, 1)
 
-        let locked = try shell(path, "SELECT count(*) FROM t;")
-        XCTAssertNotEqual(locked.status, 0, "another process read the file while the pool had it")
-        XCTAssertTrue(locked.complaint.contains("locked"), locked.complaint)
+        try assertLockedOut(path)
         // Not even the shared memory file is there for it to use.
         XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-shm"))
+        // Connections of this process that close keep the lock: the pool's
+        // idle readers and checkpointing connection, another connection.
+        try pool.releaseMemory()
+        try assertLockedOut(path)
+        try Database(path: path, key: .passphrase(passphrase), options: options).close()
+        try assertLockedOut(path)
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
 
         try pool.close()
         let after = try shell(path, "SELECT count(*) FROM t;")
@@ -95,6 +107,26 @@ final class ExclusiveAccessTests: XCTestCase {
         shell.waitUntilExit()
         let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: exclusive)
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
+    }
+
+    func testEveryConnectionOfTheProcessToTheFileMustBeExclusive() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("excl.db").path
+        let link = dir.appendingPathComponent("link.db").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let exclusive = try Database(path: path, key: .passphrase(passphrase), options: options)
+        try exclusive.execute("CREATE TABLE t(x)")
+        var plain = options
+        plain.exclusiveToThisProcess = false
+        for name in [path, link] {
+            XCTAssertThrowsError(try Database(path: name, key: .passphrase(passphrase), options: plain)) { error in
+                guard case .invalidArguments = error as? DatabaseError else { return XCTFail("\(error)") }
+            }
+        }
+        XCTAssertThrowsError(try DatabaseEncryption.decrypt(path, key: .passphrase(passphrase), to: dir.appendingPathComponent("plain.db").path))
+        try assertLockedOut(path)
+        exclusive.close()
+        XCTAssertEqual(try Database(path: link, key: .passphrase(passphrase), options: plain).fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
     }
 
     func testAReadOnlyConnectionCannotBeExclusive() throws {

@@ -24,6 +24,8 @@ final class FileFormatTests: XCTestCase {
 
         XCTAssertTrue(FileManager.default.createFile(atPath: path("short"), contents: Data("SQLite".utf8)))
         XCTAssertEqual(try FileFormat.detect(at: path("short")), .notPlaintext)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("one byte"), contents: Data([0x53])))
+        XCTAssertEqual(try FileFormat.detect(at: path("one byte")), .notPlaintext)
 
         XCTAssertThrowsError(try FileFormat.detect(at: dir.path)) { error in
             XCTAssertEqual(error as? DatabaseError, .isDirectory(path: dir.path))

@@ -33,6 +33,7 @@ final class ProcessLockTests: XCTestCase {
             // Another connection to the same file, opened while this transaction holds its lock.
             let other = try Database(path: path, key: .passphrase(passphrase), options: options)
             XCTAssertEqual(try other.fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
+            other.close()
             let (status, complaint) = try shell(path, "BEGIN IMMEDIATE; COMMIT;")
             XCTAssertNotEqual(status, 0, "another process began a write during ours")
             XCTAssertTrue(complaint.contains("locked"), complaint)

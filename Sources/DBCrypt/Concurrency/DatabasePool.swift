@@ -33,9 +33,13 @@ import Foundation
 ///   keeps new reads waiting, for work that must see no reader (a checkpoint
 ///   that truncates the WAL, `VACUUM`).
 /// - With ``Database/Options/exclusiveToThisProcess``, no other process can
-///   open the file while the pool is open, and each read and commit is
-///   cheaper: no file lock of its own (readers are then read-write
-///   connections that refuse writes, as only those share the lock).
+///   read the file while the pool is open, and each read and commit is
+///   cheaper: no file lock of its own. Readers are then read-write
+///   connections with `PRAGMA query_only` (only those share the lock): a
+///   read that turns `query_only` off could write. ``changeKey(to:cipher:)``
+///   closes every connection while the file is re-encrypted: another
+///   process that opens the file meanwhile makes the pool's reopening fail
+///   with ``DatabaseError/databaseInUse(path:)``.
 ///
 /// Calling the pool from inside one of its own closures would wait on
 /// itself (a read waits for a free reader, a write for the writer), so it
@@ -233,7 +237,8 @@ public final class DatabasePool: @unchecked Sendable {
 
     /// Runs `body` on a reader with no transaction of its own: each statement
     /// sees the latest commit when it starts (see
-    /// ``DatabaseReader/unsafeRead(_:)``). Readers refuse writes.
+    /// ``DatabaseReader/unsafeRead(_:)``). Readers refuse writes (see the
+    /// pool's notes on ``Database/Options/exclusiveToThisProcess``).
     ///
     /// - throws: see ``read(_:)-(((Database)->T))``.
     public func unsafeRead<T>(_ body: (Database) throws -> T) throws -> T {

@@ -17,6 +17,11 @@ final class Connection {
     /// The context of a pool's WAL hook, kept alive as long as the connection
     /// (a `Database` kept past its pool can still commit).
     var walHookContext: AnyObject?
+    /// The file this connection holds for its process, recorded in
+    /// ``ExclusiveFiles`` until it closes.
+    var exclusiveFile: ExclusiveFiles.ID? {
+        didSet { if let exclusiveFile { ExclusiveFiles.shared.add(exclusiveFile) } }
+    }
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
     private var internalStatements: [String: OpaquePointer] = [:]
@@ -56,6 +61,7 @@ final class Connection {
         internalStatements.removeAll()
         sqlite3_close_v2(handle)
         self.handle = nil
+        if let exclusiveFile { ExclusiveFiles.shared.remove(exclusiveFile) }
     }
 
     /// Runs SQL that returns no rows and takes no arguments, for internal

@@ -54,8 +54,10 @@ public final class Database {
     ///   file malformed; ``DatabaseError/databaseInUse(path:)`` when another
     ///   process keeps it locked past `options.busyTimeout` (one that opened it
     ///   with ``Options/exclusiveToThisProcess``, or one writing in rollback
-    ///   mode); ``DatabaseError/invalidArguments(reason:sql:)`` for
-    ///   `exclusiveToThisProcess` on a read-only connection; ``DatabaseError/invalidKey(reason:)``;
+    ///   mode, or any that has it open in WAL mode); ``DatabaseError/invalidArguments(reason:sql:)`` for
+    ///   `exclusiveToThisProcess` on a read-only connection, or without it on a file
+    ///   this process holds with it; ``DatabaseError/permissionDenied(path:)``
+    ///   for it on a file that cannot be written; ``DatabaseError/invalidKey(reason:)``;
     ///   ``DatabaseError/notSQLCipher(sqliteVersion:)``;
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``.
     public init(path: String, key: DatabaseKey? = nil, options: Options = Options()) throws {
@@ -147,6 +149,10 @@ public final class Database {
     ) throws -> Connection {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0)
+        if !options.exclusiveToThisProcess && ExclusiveFiles.shared.contains(path) {
+            throw DatabaseError.invalidArguments(
+                reason: "\(path) is open in this process with exclusiveToThisProcess: open every connection to it with that option", sql: nil)
+        }
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(path, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
@@ -154,14 +160,27 @@ public final class Database {
             if let handle { sqlite3_close_v2(handle) }
             throw error
         }
+        if options.exclusiveToThisProcess && sqlite3_db_readonly(handle, "main") == 1 {
+            // SQLite fell back to read-only (a read-only file or file system):
+            // such a connection cannot hold the process's lock.
+            sqlite3_close_v2(handle)
+            throw DatabaseError.permissionDenied(path: path)
+        }
         let connection = Connection(handle: handle)
+        if options.exclusiveToThisProcess { connection.exclusiveFile = ExclusiveFiles.ID(path) }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
         if let trace = options.trace { connection.installTrace(trace) }
         if let key { try connection.applyKey(key, settings: settings, library: library) }
         if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
         if options.queryOnly { try connection.run("PRAGMA query_only = 1") }
-        if writesHeader { try connection.writeHeaderOfNewFile() }
+        if writesHeader {
+            do {
+                try connection.writeHeaderOfNewFile()
+            } catch let error as DatabaseError where error.resultCode == SQLITE_BUSY {
+                throw DatabaseError.databaseInUse(path: path)
+            }
+        }
         try connection.verifyReadable(path: path)
         return connection
     }

@@ -50,22 +50,19 @@ enum DatabaseFileStart {
               let file, let methods = file.pointee.pMethods else {
             throw DatabaseError.cannotOpen(path: path, reason: "SQLite did not open the file")
         }
-        var size: sqlite3_int64 = 0
-        guard methods.pointee.xFileSize(file, &size) == SQLITE_OK else {
-            throw DatabaseError.cannotOpen(path: path, reason: Self.systemError(handle, "reading its size failed"))
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(min(sqlite3_int64(count), max(size, 0))))
+        // The size from `stat`: SQLite's own reports a 1-byte file as empty.
+        var bytes = [UInt8](repeating: 0, count: min(count, Int(max(info.st_size, 0))))
         guard !bytes.isEmpty else { return [] }
         let read = bytes.withUnsafeMutableBytes { methods.pointee.xRead(file, $0.baseAddress, Int32($0.count), 0) }
-        guard read == SQLITE_OK else {
-            throw DatabaseError.cannotOpen(path: path, reason: Self.systemError(handle, "reading it failed"))
+        if read == SQLITE_IOERR | (2 << 8) {   // SQLITE_IOERR_SHORT_READ
+            // Cut short meanwhile: what is there now (SQLite zero-filled the rest).
+            guard stat(path, &info) == 0 else { return nil }
+            bytes.removeLast(max(bytes.count - Int(max(info.st_size, 0)), 0))
+        } else if read != SQLITE_OK {
+            var code: Int32 = 0
+            sqlite3_file_control(handle, "main", SQLITE_FCNTL_LAST_ERRNO, &code)
+            throw DatabaseError.cannotOpen(path: path, reason: code == 0 ? "reading it failed" : String(cString: strerror(code)))
         }
         return bytes
-    }
-
-    /// The system's reason for the last failure on `handle`, or `fallback`.
-    private static func systemError(_ handle: OpaquePointer, _ fallback: String) -> String {
-        let code = sqlite3_system_errno(handle)
-        return code == 0 ? fallback : String(cString: strerror(code))
     }
 }

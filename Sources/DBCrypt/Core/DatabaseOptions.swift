@@ -45,13 +45,17 @@ extension Database {
         /// read through the C API takes 0.4 of the time, a commit 0.65: W8 in
         /// BENCHMARKS.md).
         ///
-        /// Another process that opens the file meanwhile (`dbcrypt`, the
-        /// `sqlcipher` shell, a second copy of the app) gets `SQLITE_BUSY`
-        /// after its busy timeout, until the last connection closes. Every
+        /// Another process (`dbcrypt`, the `sqlcipher` shell, a second copy
+        /// of the app) gets `SQLITE_BUSY` at its first read, after its busy
+        /// timeout, until the last connection of this process closes; and
+        /// opening with this option waits, then throws
+        /// ``DatabaseError/databaseInUse(path:)``, while another process has
+        /// the file open in WAL mode or is in a transaction on it. Every
         /// connection of this process to the file must set it: a connection
-        /// without it would release the process's lock. A read-only
-        /// connection cannot hold the lock, so opening one with this throws.
-        /// Default: false.
+        /// without it would release the process's lock, so opening one
+        /// throws ``DatabaseError/invalidArguments(reason:sql:)``. A read-only
+        /// connection cannot hold the lock, so opening one with this throws
+        /// (as does a file that cannot be written). Default: false.
         public var exclusiveToThisProcess = false
 
         /// Take and keep an exclusive lock from the first read on
