@@ -17,7 +17,7 @@ final class ExclusiveAccessTests: XCTestCase {
 
     /// Runs `sql` in the shell after the key: its exit status, what it printed and its complaint.
     private func shell(_ path: String, _ sql: String) throws -> (status: Int32, printed: String, complaint: String) {
-        try TestSupport.run("/usr/bin/sqlcipher", ["-batch", "-bail", path], input: "PRAGMA key = '\(passphrase)';\n\(sql)\n")
+        try runSQLCipherShellUnchecked(path, "PRAGMA key = '\(passphrase)';\n\(sql)\n")
     }
 
     /// The shell cannot read the file at `path`.
@@ -88,7 +88,7 @@ final class ExclusiveAccessTests: XCTestCase {
 
         // The shell holds a read transaction open until its input ends.
         let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlcipher")
+        shell.executableURL = URL(fileURLWithPath: sqlcipherShell)
         shell.arguments = ["-batch", path]
         let input = Pipe(), output = Pipe()
         shell.standardInput = input

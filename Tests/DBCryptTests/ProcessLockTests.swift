@@ -19,8 +19,7 @@ final class ProcessLockTests: XCTestCase {
 
     /// Runs `sql` in the shell after the key; returns its exit status and complaint.
     private func shell(_ path: String, _ sql: String) throws -> (status: Int32, complaint: String) {
-        let (status, _, complaint) = try TestSupport.run("/usr/bin/sqlcipher", ["-batch", "-bail", path],
-                                             input: "PRAGMA key = '\(passphrase)';\n\(sql)\n")
+        let (status, _, complaint) = try runSQLCipherShellUnchecked(path, "PRAGMA key = '\(passphrase)';\n\(sql)\n")
         return (status, complaint)
     }
 

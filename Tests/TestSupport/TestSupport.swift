@@ -17,15 +17,24 @@ public func makeTemporaryDirectory(_ test: XCTestCase) throws -> URL {
 /// Fails the test when the shell is missing, complains, or exits non-zero.
 @discardableResult
 public func runSQLCipherShell(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    let shell = "/usr/bin/sqlcipher"
-    guard FileManager.default.isExecutableFile(atPath: shell) else {
+    guard FileManager.default.isExecutableFile(atPath: sqlcipherShell) else {
         XCTFail("the sqlcipher shell is not installed: run scripts/bootstrap", file: file, line: line)
         return ""
     }
-    let (status, printed, complaint) = try run(shell, ["-batch", "-bail", path], input: script)
+    let (status, printed, complaint) = try runSQLCipherShellUnchecked(path, script)
     XCTAssertEqual(status, 0, "sqlcipher shell failed: \(complaint)", file: file, line: line)
     XCTAssertEqual(complaint, "", file: file, line: line)
     return printed
+}
+
+/// Debian's `sqlcipher` shell.
+public let sqlcipherShell = "/usr/bin/sqlcipher"
+
+/// Runs the `sqlcipher` shell on `path` with `script` on its standard input
+/// and stops at the first error (`-bail`), for tests that expect it to fail:
+/// its exit status, what it printed and its complaint, unjudged.
+public func runSQLCipherShellUnchecked(_ path: String, _ script: String) throws -> (status: Int32, printed: String, complaint: String) {
+    try run(sqlcipherShell, ["-batch", "-bail", path], input: script)
 }
 
 /// The Python of the virtualenv `scripts/interop-venv` makes (`make test` runs it),

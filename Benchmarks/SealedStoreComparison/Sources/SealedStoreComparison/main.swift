@@ -89,10 +89,10 @@ let encryptedPool = try makePool("encrypted.db", key: .passphrase("database pass
 let encryptedStore = try SealedStore(encryptedPool, credential: .passphrase("benchmark password"))
 let exclusivePool = try makePool("exclusive.db", key: nil, exclusive: true)
 let exclusiveStore = try SealedStore(exclusivePool, credential: .passphrase("benchmark password"))
-let raw = RawSQLiteTable(path: path("raw.db"), tags: (0..<entries).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } },
-                         value: values[0])
-let rawExcl = RawSQLiteTable(path: path("rawexcl.db"), tags: (0..<entries).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } },
-                         value: values[0], vfs: "unix-excl")
+/// A random 16-byte tag for each entry, as the store's lookup tags are.
+func randomTags() -> [[UInt8]] { (0..<entries).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } } }
+let raw = RawSQLiteTable(path: path("raw.db"), tags: randomTags(), value: values[0])
+let rawExcl = RawSQLiteTable(path: path("rawexcl.db"), tags: randomTags(), value: values[0], vfs: "unix-excl")
 for i in 0..<entries {
     try baseline.set(values[i], for: names[i])
 }
