@@ -16,7 +16,7 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
     let rows = BenchmarkRows(count: count)
     print("W1 insert / W2 scan: \(count) rows of 8 columns, \(rounds) interleaved rounds, SQLCipher 3 format, synchronous = OFF, CPU time")
     for keying in Keying.allCases {
-        var rawInsert = Samples(), apiInsert = Samples(), arrayInsert = Samples(), rawScanTime = Samples(), cursorScan = Samples(), decodableScan = Samples(), decodedCursorScan = Samples()
+        var rawInsert = Samples(), apiInsert = Samples(), arrayInsert = Samples(), rawScanTime = Samples(), rawArrayScanTime = Samples(), cursorScan = Samples(), decodableScan = Samples(), decodedCursorScan = Samples()
         for _ in 0..<rounds {
             let dir = try scratchDirectory()
             defer { try? FileManager.default.removeItem(at: dir) }
@@ -29,6 +29,10 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
             db = try rawConnection(rawPath, keying)
             var checksum = 0
             rawScanTime.add(cpuSeconds { checksum = rawScan(db) })
+            sqlite3_close_v2(db)
+            db = try rawConnection(rawPath, keying)
+            var arrayChecksum = 0
+            rawArrayScanTime.add(cpuSeconds { arrayChecksum = rawArrayScan(db) })
             sqlite3_close_v2(db)
 
             // DBCrypt's API on its own file.
@@ -52,7 +56,8 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
             var cursorChecksum = 0
             decodedCursorScan.add(try cpuSeconds { cursorChecksum = try dbcryptDecodedCursorScan(database) })
             database.close()
-            precondition(checksum == apiChecksum && checksum == decodedChecksum && checksum == cursorChecksum, "the scans disagree")
+            precondition(checksum == apiChecksum && checksum == decodedChecksum && checksum == cursorChecksum && checksum == arrayChecksum,
+                         "the scans disagree")
         }
         print("  \(keying.rawValue)")
         print("    W1 insert   raw C \(milliseconds(rawInsert.median))   values: \(milliseconds(apiInsert.median))   ratio \(ratio(apiInsert.median, rawInsert.median))"
@@ -60,6 +65,7 @@ func runInsertScanBenchmark(rounds: Int, rows count: Int) throws {
         print("    W2 scan     raw C \(milliseconds(rawScanTime.median))   cursor  \(milliseconds(cursorScan.median))   ratio \(ratio(cursorScan.median, rawScanTime.median))"
               + "   Decodable \(milliseconds(decodableScan.median))   ratio \(ratio(decodableScan.median, rawScanTime.median))"
               + "   [cursor] \(milliseconds(decodedCursorScan.median))   ratio \(ratio(decodedCursorScan.median, rawScanTime.median))")
+        print("    W2 scan into an array   raw C \(milliseconds(rawArrayScanTime.median))   Decodable ratio \(ratio(decodableScan.median, rawArrayScanTime.median))")
     }
 }
 
@@ -98,6 +104,28 @@ func dbcryptArrayInsert(_ db: Database, _ rows: BenchmarkRows) throws {
         let d: Double = try row[3], e: Double = try row[4]
         let f: String = try row[5], g: String = try row[6], h: String = try row[7]
         checksum &+= Int(a &+ b &+ c) &+ Int(d + e) &+ f.utf8.count &+ g.utf8.count &+ h.utf8.count
+    }
+    return checksum
+}
+
+/// W2 through SQLite's C API into an array of `Item`s: the raw loop's work
+/// plus what `fetchAll` adds to it, every row kept (its Strings allocated
+/// fresh, and freed with the array), so that `fetchAll` has a raw
+/// counterpart doing the same work.
+@inline(never) func rawArrayScan(_ db: OpaquePointer) -> Int {
+    var statement: OpaquePointer?
+    sqlite3_prepare_v2(db, "SELECT a, b, c, d, e, f, g, h FROM item", -1, &statement, nil)
+    defer { sqlite3_finalize(statement) }
+    var items: [Item] = []
+    while sqlite3_step(statement) == SQLITE_ROW {
+        items.append(Item(a: sqlite3_column_int64(statement, 0), b: sqlite3_column_int64(statement, 1), c: sqlite3_column_int64(statement, 2),
+                          d: sqlite3_column_double(statement, 3), e: sqlite3_column_double(statement, 4),
+                          f: String(cString: sqlite3_column_text(statement, 5)), g: String(cString: sqlite3_column_text(statement, 6)),
+                          h: String(cString: sqlite3_column_text(statement, 7))))
+    }
+    var checksum = 0
+    for item in items {
+        checksum &+= Int(item.a &+ item.b &+ item.c) &+ Int(item.d + item.e) &+ item.f.utf8.count &+ item.g.utf8.count &+ item.h.utf8.count
     }
     return checksum
 }
@@ -147,8 +175,11 @@ func runScanProfile(repeats: Int, rows count: Int) throws {
     var rawChecksum = 0
     trimAllocator()
     let rawTime = cpuSeconds { for _ in 0..<repeats { rawChecksum &+= rawScan(raw) } }
+    var rawArrayChecksum = 0
+    trimAllocator()
+    for _ in 0..<repeats { rawArrayChecksum &+= rawArrayScan(raw) }
     sqlite3_close_v2(raw)
-    precondition(checksum == rawChecksum && decodedChecksum == rawChecksum && cursorChecksum == rawChecksum)
+    precondition(checksum == rawChecksum && decodedChecksum == rawChecksum && cursorChecksum == rawChecksum && rawArrayChecksum == rawChecksum)
     print("\(repeats) scans of \(count) rows: DBCrypt cursor \(milliseconds(time / Double(repeats))), Decodable \(milliseconds(decodableTime / Double(repeats))), "
           + "Decodable cursor \(milliseconds(decodedCursorTime / Double(repeats))), raw C \(milliseconds(rawTime / Double(repeats))) each")
 }

@@ -13,8 +13,8 @@ struct ItemRecord: Record {
 
 /// Records against the hand-written API on the same rows and file:
 /// `insert` of 100,000 records against `execute(values:)`, each in one
-/// transaction, and `Record.fetchAll` against the raw C scan and
-/// `fetchAll(Item.self, sql)`; then `Record.fetchCursor`, which like the
+/// transaction, and `Record.fetchAll` against the raw C scan, the raw C
+/// scan into an array, and `fetchAll(Item.self, sql)`; then `Record.fetchCursor`, which like the
 /// raw scan drops each row once read; a plaintext file, `synchronous = OFF`,
 /// interleaved rounds, CPU time.
 func runRecordBenchmark(rounds: Int, rows count: Int) throws {
@@ -25,7 +25,7 @@ func runRecordBenchmark(rounds: Int, rows count: Int) throws {
     }
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
-    var values = Samples(), recordInsert = Samples(), raw = Samples(), decodable = Samples(), recordFetch = Samples(), recordCursor = Samples()
+    var values = Samples(), recordInsert = Samples(), raw = Samples(), rawArray = Samples(), decodable = Samples(), recordFetch = Samples(), recordCursor = Samples()
     for round in 0..<rounds {
         for (name, insert) in [("values", { db in try dbcryptInsert(db, rows) }), ("records", { db in try recordsInsert(db, records) })]
             as [(String, (Database) throws -> Void)] {
@@ -50,8 +50,12 @@ func runRecordBenchmark(rounds: Int, rows count: Int) throws {
         let connection = try rawConnection(path, .plaintext)
         trimAllocator()
         raw.add(cpuSeconds { checksums.2 = rawScan(connection) })
+        var arrayChecksum = 0
+        trimAllocator()
+        rawArray.add(cpuSeconds { arrayChecksum = rawArrayScan(connection) })
         sqlite3_close_v2(connection)
-        precondition(checksums.0 == checksums.2 && checksums.1 == checksums.2 && cursorChecksum == checksums.2, "the records differ from the rows")
+        precondition(checksums.0 == checksums.2 && checksums.1 == checksums.2 && cursorChecksum == checksums.2 && arrayChecksum == checksums.2,
+                     "the records differ from the rows")
         for name in ["values", "records"] { try? FileManager.default.removeItem(atPath: dir.appendingPathComponent("\(name)-\(round).db").path) }
     }
     func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2fx", a / b) }
@@ -59,6 +63,8 @@ func runRecordBenchmark(rounds: Int, rows count: Int) throws {
     print("  insert   execute(values:) \(milliseconds(values.median))   Record.insert \(milliseconds(recordInsert.median))   ratio \(ratio(recordInsert.median, values.median))")
     print("  fetch    raw C            \(milliseconds(raw.median))   Record.fetchAll \(milliseconds(recordFetch.median))   ratio \(ratio(recordFetch.median, raw.median))"
           + "   (fetchAll(Item.self, sql) \(milliseconds(decodable.median)), ratio \(ratio(decodable.median, raw.median)))")
+    print("  array    raw C into [Item] \(milliseconds(rawArray.median))   Record.fetchAll ratio \(ratio(recordFetch.median, rawArray.median))"
+          + "   fetchAll(Item.self, sql) ratio \(ratio(decodable.median, rawArray.median))")
     print("  cursor   raw C            \(milliseconds(raw.median))   Record.fetchCursor \(milliseconds(recordCursor.median))   ratio \(ratio(recordCursor.median, raw.median))")
 }
 
