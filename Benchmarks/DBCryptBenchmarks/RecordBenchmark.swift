@@ -14,9 +14,9 @@ struct ItemRecord: Record {
 /// Records against the hand-written API on the same rows and file:
 /// `insert` of 100,000 records against `execute(values:)`, each in one
 /// transaction, and `Record.fetchAll` against the raw C scan, the raw C
-/// scan into an array, and `fetchAll(Item.self, sql)`; then `Record.fetchCursor`, which like the
-/// raw scan drops each row once read; a plaintext file, `synchronous = OFF`,
-/// interleaved rounds, CPU time.
+/// scan into an array, and `fetchAll(Item.self, sql)`; then
+/// `Record.fetchCursor`, which like the raw scan drops each row once read;
+/// a plaintext file, `synchronous = OFF`, interleaved rounds, CPU time.
 func runRecordBenchmark(rounds: Int, rows count: Int) throws {
     let rows = BenchmarkRows(count: count)
     let records = (0..<count).map { i in
