@@ -77,7 +77,7 @@ fuzz: bootstrap
 	@scripts/fuzz
 
 ## kill-tests: the kill tests only, KILL_SCALE (default 10) times as many
-## kills as make test runs (1,490 kills, about 11 minutes at the default on 2 cores).
+## kills as make test runs (1,810 kills, about 13 minutes at the default on 2 cores).
 kill-tests: bootstrap
 	swift build --build-tests
 	DBCRYPT_KILL_SCALE=$${KILL_SCALE:-10} swift test --skip-build --disable-swift-testing \

@@ -26,7 +26,8 @@ let package = Package(
             dependencies: ["CSQLCipher"],
             linkerSettings: [.linkedLibrary("crypto")]
         ),
-        .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider"]),
+        // The `-wal` beside a database is checked with SQLCipherFormat's reader of the log before SQLite opens it.
+        .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider", "SQLCipherFormat"]),
         // AES-256-GCM and AES-SIV with keys scheduled once, and nonces, on OpenSSL's libcrypto.
         .target(name: "CSealCipher", dependencies: ["CCipherProvider"], linkerSettings: [.linkedLibrary("crypto")]),
         // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.

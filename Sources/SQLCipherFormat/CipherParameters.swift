@@ -148,5 +148,9 @@ public struct CipherParameters: Sendable, Hashable, CustomStringConvertible {
             throw SQLCipherFormatError.invalidParameters(
                 "the plaintext header size must be a multiple of 16 from 0 to 96, not \(plaintextHeaderSize)")
         }
+        guard hmacHash != nil || plaintextHeaderSize <= 64 else {
+            throw SQLCipherFormatError.invalidParameters(
+                "without an HMAC, a plaintext header of \(plaintextHeaderSize) bytes leaves nothing that tells a wrong key: at most 64")
+        }
     }
 }

@@ -109,23 +109,35 @@ public final class EncryptedDatabaseFile {
     }
 
     /// Whether page 1 in `start` is this key's under `cipher`'s settings: its
-    /// HMAC, or with no HMAC (SQLCipher 1), a header that decrypts to SQLite's
-    /// with the page size and reserve of those settings.
+    /// HMAC, or with no HMAC (SQLCipher 1), bytes that only the right key
+    /// decrypts to what SQLite writes: the 20 zero bytes at 72-91 and a
+    /// b-tree page type at 100, besides a header with the page size and
+    /// reserve of those settings. Bytes in the clear prove nothing: a
+    /// plaintext header that covers bytes 72-91 leaves no test that a wrong
+    /// key would fail, so such settings never match.
     private static func firstPageMatches(_ start: [UInt8], _ cipher: PageCipher) -> Bool {
         let size = cipher.parameters.pageSize
         guard start.count >= size else { return false }
         return start[0..<size].withUnsafeBytes { page in
             if cipher.authenticates { return cipher.authenticates(page, number: 1) }
-            guard let header = decryptedHeader(page, cipher) else { return false }
+            guard cipher.parameters.plaintextHeaderSize <= 72, let plain = decryptedPage(page, cipher),
+                  let header = SQLiteHeader(plain) else { return false }
             return header.pageSize == size && header.reserve >= cipher.parameters.reserveSize
+                && plain[72..<92].allSatisfy { $0 == 0 } && [2, 5, 10, 13].contains(plain[100])
         }
+    }
+
+    /// Page 1 decrypted (not authenticated), its clear bytes as they are, or
+    /// nil when OpenSSL failed.
+    private static func decryptedPage(_ page: UnsafeRawBufferPointer, _ cipher: PageCipher) -> [UInt8]? {
+        var plain = [UInt8](repeating: 0, count: page.count)
+        let ok = plain.withUnsafeMutableBytes { cipher.decrypt(page, number: 1, into: $0) }
+        plain.replaceSubrange(0..<cipher.parameters.plaintextHeaderSize, with: page[0..<cipher.parameters.plaintextHeaderSize])
+        return ok ? plain : nil
     }
 
     /// Page 1's SQLite header, decrypted (not authenticated), or nil if it is not one.
     static func decryptedHeader(_ page: UnsafeRawBufferPointer, _ cipher: PageCipher) -> SQLiteHeader? {
-        var plain = [UInt8](repeating: 0, count: page.count)
-        let ok = plain.withUnsafeMutableBytes { cipher.decrypt(page, number: 1, into: $0) }
-        plain.replaceSubrange(0..<cipher.parameters.plaintextHeaderSize, with: page[0..<cipher.parameters.plaintextHeaderSize])
-        return ok ? SQLiteHeader(plain) : nil
+        decryptedPage(page, cipher).flatMap { SQLiteHeader($0) }
     }
 }

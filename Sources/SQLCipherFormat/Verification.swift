@@ -110,26 +110,83 @@ extension EncryptedDatabaseFile {
         if let missing = try missingPages() {
             collector.add(missing)
         }
-        var frames = 0
-        if let log {
-            if !log.headerIsValid {
-                collector.add(PageDamage(page: nil, location: .wal(frame: 0), byteRange: 0..<Int64(WriteAheadLog.headerSize), kind: .badHeader))
-            }
-            try log.scan({ frame, page in
-                frames += 1
-                // The frame's header is in the range: its page number is part of the HMAC.
-                let whole = frame.offset..<log.pageRange(of: frame).upperBound
-                if let kind = check(page, number: frame.pageNumber) {
-                    collector.add(PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: kind))
-                } else if !frame.headerMatches {
-                    collector.add(PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: .walFrameHeader))
-                }
-            }, cutShort: { index, range in
-                collector.add(PageDamage(page: nil, location: .wal(frame: index), byteRange: range, kind: .shortPage))
-            })
-        }
+        let (frames, logDamage) = try verifyLog(log)
+        for damage in logDamage { collector.add(damage) }
         return VerificationReport(parameters: parameters, pageCount: pageCount, walFrameCount: frames,
                                   authenticated: cipher.authenticates, damage: collector.damage, damageCount: collector.count)
+    }
+
+    /// Checks every frame of the current log in the `-wal` beside the file,
+    /// as ``verify(progress:)`` does: its header, and each frame's HMAC,
+    /// salts and checksum. A log the file ends inside its last frame is not
+    /// damage (a process killed while appending), nor are the salts and
+    /// checksums of frames after the last commit (SQLite ignores them).
+    ///
+    /// - returns: the frames of the current log, and the damage found.
+    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``.
+    public func verifyLog() throws -> (frameCount: Int, damage: [PageDamage]) {
+        try verifyLog(WriteAheadLog.beside(path, pageSize: parameters.pageSize))
+    }
+
+    private func verifyLog(_ log: WriteAheadLog?) throws -> (frameCount: Int, damage: [PageDamage]) {
+        guard let log else { return (0, []) }
+        var damage: [PageDamage] = []
+        if !log.headerIsValid {
+            damage.append(PageDamage(page: nil, location: .wal(frame: 0), byteRange: 0..<Int64(WriteAheadLog.headerSize), kind: .badHeader))
+        }
+        // Frames after the last commit are a transaction never committed, or
+        // one rolled back after it spilled to the log: SQLite ignores them,
+        // and their chain is no damage (their HMAC still is). A frame at or
+        // before the last commit that breaks the chain is, even the last
+        // one: a commit whose checksum changed on disk is dropped silently.
+        var frameDamage: [(index: Int, damage: PageDamage)] = []
+        var lastCommit = -1
+        var frames = 0
+        try log.scan({ frame, page in
+            frames += 1
+            if frame.commitSize != 0 { lastCommit = frame.index }
+            // The frame's header is in the range: its page number is part of the HMAC.
+            let whole = frame.offset..<log.pageRange(of: frame).upperBound
+            if let kind = check(page, number: frame.pageNumber) ?? (frame.headerMatches ? nil : .walFrameHeader) {
+                frameDamage.append((frame.index, PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: kind)))
+            }
+        }, cutShort: { _, _ in })
+        damage += frameDamage.filter { $0.index <= lastCommit || $0.damage.kind != .walFrameHeader }.map(\.damage)
+        return (frames, damage)
+    }
+
+    /// The frames SQLite would read from the `-wal` beside `databasePath`
+    /// (up to its last commit, or to a break in the chain) that do not
+    /// authenticate with `key`: the log is another database's, or changed.
+    /// Only the log is read, never the database file, whose descriptor a
+    /// plain open and close would take this process's locks from; so the
+    /// key's settings and the file's `salt` are given, as the caller found
+    /// them on page 1. Frames after the last commit are not looked at: a
+    /// writer may be appending them.
+    ///
+    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``,
+    ///   ``SQLCipherFormatError/invalidParameters(_:)``.
+    public static func unauthenticatedLogFrames(besideDatabaseAt databasePath: String, key: FileKey, salt: [UInt8],
+                                                parameters: CipherParameters) throws -> [PageDamage] {
+        try parameters.validate()
+        guard let log = try WriteAheadLog.beside(databasePath, pageSize: parameters.pageSize), log.headerIsValid else { return [] }
+        let encryptionKey = try PageCipher.encryptionKey(key, salt: key.salt ?? salt, kdfHash: parameters.kdfHash,
+                                                         iterations: parameters.kdfIterations)
+        let cipher = try PageCipher(encryptionKey: encryptionKey, salt: key.salt ?? salt, parameters: parameters)
+        guard cipher.authenticates else { return [] }
+        var failing: [PageDamage] = []
+        var lastCommit = -1
+        var broken = false
+        try log.scan({ frame, page in
+            guard !broken else { return }
+            guard frame.headerMatches else { broken = true; return }
+            if frame.commitSize != 0 { lastCommit = frame.index }
+            if !cipher.authenticates(page, number: frame.pageNumber) {
+                let whole = frame.offset..<log.pageRange(of: frame).upperBound
+                failing.append(PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: .hmacMismatch))
+            }
+        }, cutShort: { _, _ in })
+        return failing.filter { if case let .wal(index) = $0.location { index <= lastCommit } else { true } }
     }
 
     /// What is wrong with one whole page, or nil.

@@ -30,6 +30,8 @@ struct WriteAheadLog {
     /// The checksum the header stores, and the one computed over its bytes
     /// (they differ when the header is damaged).
     private let headerChecksum: (UInt32, UInt32), computedHeaderChecksum: (UInt32, UInt32)
+    /// The header's checksum in the other byte order, for a damaged magic.
+    private let otherOrderHeaderChecksum: (UInt32, UInt32)
 
     /// The log beside `databasePath`, or nil when there is none or it is empty.
     ///
@@ -45,7 +47,7 @@ struct WriteAheadLog {
         return try WriteAheadLog(reader: reader, pageSize: pageSize)
     }
 
-    private init(reader: FileReader, pageSize: Int) throws {
+    init(reader: FileReader, pageSize: Int) throws {
         self.reader = reader
         self.pageSize = pageSize
         let header = try reader.read(Self.headerSize, at: 0)
@@ -55,6 +57,7 @@ struct WriteAheadLog {
         let computed = header.count == 32 ? Self.checksum(header[0..<24], bigEndian: bigEndianChecksums, seed: (0, 0)) : (0, 0)
         headerChecksum = header.count == 32 ? (Self.word(header, 24, bigEndian: true), Self.word(header, 28, bigEndian: true)) : (0, 0)
         computedHeaderChecksum = computed
+        otherOrderHeaderChecksum = header.count == 32 ? Self.checksum(header[0..<24], bigEndian: !bigEndianChecksums, seed: (0, 0)) : (0, 0)
         headerIsValid = header.count == 32 && magic & ~1 == 0x377f_0682 && Self.word(header, 4, bigEndian: true) == 3_007_000
             && Self.word(header, 8, bigEndian: true) == UInt32(pageSize == 65536 ? 1 : pageSize)
             && computed == (Self.word(header, 24, bigEndian: true), Self.word(header, 28, bigEndian: true))
@@ -84,6 +87,7 @@ struct WriteAheadLog {
         defer { buffer.deallocate() }
         var chain = headerIsValid ? [headerChecksum] : [headerChecksum, computedHeaderChecksum]
         var salts = self.salts
+        var bigEndianChecksums = self.bigEndianChecksums
         var index = 0
         var offset = Int64(Self.headerSize)
         while offset < reader.size {
@@ -102,7 +106,18 @@ struct WriteAheadLog {
                 Self.checksum(page[...], bigEndian: bigEndianChecksums,
                               seed: Self.checksum(header[0..<8], bigEndian: bigEndianChecksums, seed: seed))
             }
-            let continues = computed.contains { $0 == stored }
+            var continues = computed.contains { $0 == stored }
+            if index == 0, !headerIsValid, !continues {
+                // The magic's byte order bit may be the damaged part.
+                let other = [headerChecksum, otherOrderHeaderChecksum].map { seed in
+                    Self.checksum(page[...], bigEndian: !bigEndianChecksums,
+                                  seed: Self.checksum(header[0..<8], bigEndian: !bigEndianChecksums, seed: seed))
+                }
+                if other.contains(where: { $0 == stored }) {
+                    bigEndianChecksums.toggle()
+                    continues = true
+                }
+            }
             if index == 0, !headerIsValid, continues { salts = Array(header[8..<16]) }
             let saltsMatch = header[8..<16].elementsEqual(salts)
             guard saltsMatch || continues else { return }
@@ -134,4 +149,89 @@ struct WriteAheadLog {
         let b0 = UInt32(bytes[at]), b1 = UInt32(bytes[at + 1]), b2 = UInt32(bytes[at + 2]), b3 = UInt32(bytes[at + 3])
         return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
     }
+}
+
+/// Committed transactions in the `-wal` beside a database that SQLite would
+/// not read: it stops reading a log at the first frame whose checksum or
+/// salts do not continue the chain, and its next checkpoint drops the rest.
+/// Found without a key, from the log's own header, salts and checksums.
+///
+/// Not damage: a log that ends inside its last frame, or whose chain breaks
+/// with no commit after the break (a process killed while appending a
+/// commit, or a transaction rolled back after it spilled to the log), and
+/// frames left from an earlier log (other salts). A damaged last commit
+/// cannot be told from a commit cut short: SQLite's reading (the log ends
+/// there) is kept, and only a verification with the key tells.
+public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
+    /// The first frame (from 0) SQLite would not read; nil when the log's
+    /// header is damaged, so that SQLite reads none of it.
+    public let frame: Int?
+    /// The committed transactions from that point on that SQLite would drop.
+    public let lostCommits: Int
+
+    /// "frame 3 is damaged (2 committed transactions from there on would be lost)".
+    public var description: String {
+        let place = frame.map { "frame \($0) is damaged" } ?? "its header is damaged"
+        return "\(place) (\(lostCommits) committed transaction\(lostCommits == 1 ? "" : "s") from there on would be lost)"
+    }
+
+    /// The damage of the `-wal` beside `databasePath`, or nil when there is
+    /// no log or SQLite reads every committed transaction in it.
+    ///
+    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)`` when the log cannot be read.
+    public static func find(besideDatabaseAt databasePath: String) throws -> WriteAheadLogDamage? {
+        let reader: FileReader
+        do {
+            reader = try FileReader(path: databasePath + "-wal")
+        } catch SQLCipherFormatError.fileNotFound {
+            return nil
+        }
+        let header = try reader.read(WriteAheadLog.headerSize, at: 0)
+        guard header.count == WriteAheadLog.headerSize else { return nil }
+        let stated = Int(WriteAheadLog.word(header, 8, bigEndian: true))
+        let pageSize = stated == 1 ? 65536 : stated
+        guard CipherParameters.pageSizes.contains(pageSize) else {
+            // No frame can be told apart: a log longer than its header held some.
+            let frameSize = Int64(WriteAheadLog.frameHeaderSize + 512)
+            return reader.size >= Int64(WriteAheadLog.headerSize) + frameSize ? WriteAheadLogDamage(frame: nil, lostCommits: 1) : nil
+        }
+        let log = try WriteAheadLog(reader: reader, pageSize: pageSize)
+        var chain = ChainBreak(headerIsValid: log.headerIsValid)
+        try log.scan({ frame, _ in chain.visit(frame) }, cutShort: { _, _ in })
+        guard chain.losesCommits else { return nil }
+        return WriteAheadLogDamage(frame: chain.lossFrame, lostCommits: chain.commitsLost)
+    }
+}
+
+/// Where SQLite stops reading a log, fed its frames in order: the first
+/// frame that breaks the chain (or the header, when it is damaged), and how
+/// many commits follow that point, which SQLite would drop.
+struct ChainBreak {
+    let headerIsValid: Bool
+    /// The first frame that breaks the chain, or -1 for a damaged header.
+    private(set) var firstBroken: Int?
+    /// Commit frames after that point, not counting a broken one itself.
+    private(set) var commitsLost = 0
+
+    init(headerIsValid: Bool) { self.headerIsValid = headerIsValid }
+
+    mutating func visit(_ frame: WriteAheadLog.Frame) {
+        if firstBroken == nil {
+            if !headerIsValid {
+                firstBroken = -1
+                if frame.commitSize != 0 { commitsLost += 1 }
+            } else if !frame.headerMatches {
+                firstBroken = frame.index
+            }
+        } else if frame.commitSize != 0 {
+            commitsLost += 1
+        }
+    }
+
+    /// Whether SQLite would drop committed transactions.
+    var losesCommits: Bool { firstBroken != nil && commitsLost > 0 }
+
+    /// The first frame SQLite would not read; nil for a damaged header.
+    var lossFrame: Int? { firstBroken.flatMap { $0 < 0 ? nil : $0 } }
+
 }

@@ -43,7 +43,7 @@ struct Check: ParsableCommand {
             if result.pages?.isIntact ?? true {
                 try checkThroughSQLite(databaseKey, into: &result)
             }
-            print(json ? result.json : result.text)
+            try StandardStreams.print(json ? result.json : result.text)
             guard result.isIntact else {
                 printError("\(database) is damaged: \(result.summary)")
                 throw ExitCode(ExitStatus.damaged)

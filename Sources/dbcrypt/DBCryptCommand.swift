@@ -28,14 +28,39 @@ struct DBCryptCommand: ParsableCommand {
     /// Runs the command line. A file-size limit (`ulimit -f`) must not kill
     /// the process silently mid-write: with SIGXFSZ ignored, the write fails
     /// with EFBIG, the routine cleans up, and the error says what happened.
+    /// A write to a closed pipe fails with EPIPE, reported like any failed
+    /// write, instead of killing the process silently.
     static func main() {
         signal(SIGXFSZ, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.isEmpty {
+            printError("Give a command: see 'dbcrypt --help'.")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+        if let repeated = repeatedOption(in: arguments) {
+            printError("\(repeated) is given more than once: give it once: see 'dbcrypt --help'.")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             try command.run()
         } catch {
             exitReporting(error)
         }
+    }
+
+    /// The first option or flag named twice before a `--`, which the parser
+    /// would take the last of silently (`--key-env A --key-env B`).
+    static func repeatedOption(in arguments: [String]) -> String? {
+        var seen: Set<String> = []
+        for argument in arguments {
+            if argument == "--" { break }
+            guard argument.hasPrefix("-"), argument.count > 1, !argument.dropFirst().allSatisfy(\.isNumber) else { continue }
+            let name = String(argument.prefix { $0 != "=" })
+            if !seen.insert(name).inserted { return name }
+        }
+        return nil
     }
 
     /// Exits for `error` as ArgumentParser does (help on stdout, exit codes

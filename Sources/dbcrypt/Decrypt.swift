@@ -43,7 +43,7 @@ struct Decrypt: ParsableCommand {
                 do {
                     options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
                     try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: cipher.settings, to: output, options: options)
-                    print("Decrypted \(database) to \(output).")
+                    try StandardStreams.print("Decrypted \(database) to \(output).")
                     return
                 } catch let error as DatabaseError where error.resultCode == 26 {
                     linkedError = error  // perhaps settings the linked SQLCipher does not read: the page reader says
@@ -63,7 +63,7 @@ struct Decrypt: ParsableCommand {
                 }
             }, check: checkPlaintext)
             printError("note: the linked SQLCipher cannot open \(database) (\(file.parameters)); DBCrypt's page reader decrypted it.")
-            print("Decrypted \(database) to \(output).")
+            try StandardStreams.print("Decrypted \(database) to \(output).")
         }
     }
 }

@@ -33,13 +33,13 @@ struct Envelope: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let envelope = ServerEnvelope(key: try key.key(), additionalData: additionalData)
-            let input = FileHandle.standardInput.readDataToEndOfFile()
+            let input = try StandardStreams.readInput()
             switch action {
             case .seal:
-                print(try envelope.seal(input))
+                try StandardStreams.print(try envelope.seal(input))
             case .open:
                 guard let text = String(data: input, encoding: .utf8) else { throw SealError.notBase64 }
-                FileHandle.standardOutput.write(try envelope.open(text))
+                try StandardStreams.write(try envelope.open(text))
             }
         }
     }

@@ -46,7 +46,7 @@ struct Header: ParsableCommand {
             let databaseKey = try key.key(prompt: "Key for \(database): ")
             let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
             guard file.parameters.plaintextHeaderSize != plaintextHeader else {
-                print("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
+                try StandardStreams.print("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
                 return
             }
             if let user = SQLiteLocks.holder(of: database) {
@@ -70,9 +70,9 @@ struct Header: ParsableCommand {
             })
             let salt = file.salt.map { String(format: "%02x", $0) }.joined()
             if plaintextHeader == 0 {
-                print("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
+                try StandardStreams.print("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
             } else {
-                print("""
+                try StandardStreams.print("""
                     \(destination) keeps its first \(plaintextHeader) bytes in the clear. Its salt is no longer in the file: keep it.
                     salt: \(salt)
                     SQLCipher 4 opens it with PRAGMA cipher_plaintext_header_size = \(plaintextHeader) and PRAGMA cipher_salt = "x'\(salt)'".

@@ -76,42 +76,47 @@ struct KV: ParsableCommand {
                     return try DatabaseQueue(path: database, key: dbKey, options: options)
                 }
             }
+            // The value first: nothing is made or changed when it cannot be read.
+            var value: Data?
+            if action == .set {
+                if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
+                value = try StandardStreams.readInput()
+            }
             let exists = try SealedStore.exists(store, in: queue)
             guard exists || create else {
                 throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
             }
-            let sealed = try SealedStore(queue, name: store, credential: storeKey.credential(store: store, confirm: !exists),
-                                         create: create)
-            try namingDamage(of: database) { try perform(on: sealed) }
+            let credential = try storeKey.credential(store: store, confirm: !exists)
+            let sealed = try namingDamage(of: database) { try SealedStore(queue, name: store, credential: credential, create: create) }
+            try namingDamage(of: database) { try perform(on: sealed, value: value) }
             try queue.close()
         }
     }
 
-    private func perform(on sealed: SealedStore) throws {
+    /// Runs the action; `value` is what `set` stores.
+    private func perform(on sealed: SealedStore, value: Data?) throws {
         switch action {
         case .get:
             guard let value = try sealed.get(key!) else {
                 throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".")
             }
-            FileHandle.standardOutput.write(value)
-            if isatty(STDOUT_FILENO) == 1 { FileHandle.standardOutput.write(Data("\n".utf8)) }
+            try StandardStreams.write(value)
+            if isatty(STDOUT_FILENO) == 1 { try StandardStreams.write(Data("\n".utf8)) }
         case .set:
-            if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
-            let value = FileHandle.standardInput.readDataToEndOfFile()
-            try sealed.set(value, for: key!)
+            try sealed.set(value ?? Data(), for: key!)
         case .remove:
             guard try sealed.remove(key!) else { throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".") }
         case .list:
-            for name in try sealed.keys(withPrefix: prefix) { print(name) }
+            for name in try sealed.keys(withPrefix: prefix) { try StandardStreams.print(name) }
         case .rotate:
             let before = try sealed.entriesUnderOlderKeys()
             try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))
             let count = try sealed.keys().count
-            print("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
+            try StandardStreams.print("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
                 + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
         case .passwd:
             try sealed.changeCredential(to: storeKey.newCredential(store: store))
-            print("Changed the passphrase of store \"\(store)\".")
+            try StandardStreams.print("Changed the passphrase of store \"\(store)\".")
         }
     }
 }

@@ -25,10 +25,7 @@ enum KeyInput {
             return (Array(value.utf8), "the environment variable \(environment)")
         }
         if let file {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError("Cannot read the key file \(file): check that it exists and is readable.")
-            }
-            return (Array(data), "the key file \(file)")
+            return (try StandardStreams.readFile(file, naming: "the key file \(file)"), "the key file \(file)")
         }
         return (try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)"), "the terminal")
     }

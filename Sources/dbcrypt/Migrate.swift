@@ -39,10 +39,10 @@ struct Migrate: ParsableCommand {
             options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
             if let output {
                 try DatabaseEncryption.encrypt(database, to: output, key: newKey, cipher: cipher.settings, options: options)
-                print("Encrypted \(database) to \(output) (\(cipher.settings)).")
+                try StandardStreams.print("Encrypted \(database) to \(output) (\(cipher.settings)).")
             } else {
                 try DatabaseEncryption.migrateInPlace(database, key: newKey, cipher: cipher.settings, options: options)
-                print("Encrypted \(database) in place (\(cipher.settings)).")
+                try StandardStreams.print("Encrypted \(database) in place (\(cipher.settings)).")
             }
         }
     }

@@ -42,3 +42,37 @@ private func mayRollBack(_ path: String) -> Bool {
 private func noteRollback(_ path: String) {
     printError("note: rolled back a transaction that a stopped process left unfinished in \(path).")
 }
+
+/// Runs `body` with `db`, then closes it, with SQLite's checkpoint on close
+/// only when `body` succeeded and committed something (the database's log
+/// changed): a run that failed, or only read, leaves the database, its
+/// `-wal` and `-shm` as they were.
+func closing<T>(_ db: Database, at path: String, _ body: () throws -> T) throws -> T {
+    let log = LogState(path)
+    do {
+        let result = try body()
+        if LogState(path) != log { db.close() } else { db.closeWithoutCheckpoint() }
+        return result
+    } catch {
+        db.closeWithoutCheckpoint()
+        throw error
+    }
+}
+
+/// The size and modification time of the `-wal` beside a database: a
+/// commit in WAL mode changes them, a read does not.
+struct LogState: Equatable {
+    private var size: Int64 = -1
+    private var modified = timespec()
+
+    init(_ database: String) {
+        var info = stat()
+        guard stat(database + "-wal", &info) == 0 else { return }
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    static func == (a: LogState, b: LogState) -> Bool {
+        a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+    }
+}

@@ -49,7 +49,7 @@ struct Rekey: ParsableCommand {
             options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
             try DatabaseEncryption.changeKey(
                 database, from: currentKey, cipher: current, to: replacement, newCipher: written, options: options)
-            print("Changed the key of \(database).")
+            try StandardStreams.print("Changed the key of \(database).")
         }
     }
 }

@@ -54,7 +54,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
 /// after the first page did).
 func isDamage(_ error: DatabaseError) -> Bool {
     switch error {
-    case .damaged: true
+    case .damaged, .damagedWriteAheadLog, .writeAheadLogDoesNotDecrypt: true
     case let .sqlite(code, _, _): [11, 26].contains(code & 0xFF)
     default: false
     }
@@ -62,7 +62,8 @@ func isDamage(_ error: DatabaseError) -> Bool {
 
 /// Runs `body`, which uses `database` once it is open: damage met there
 /// becomes `DatabaseError.damaged`, naming the file, and a write this user
-/// may not make one sentence that says so.
+/// may not make (the file, or a journal in its directory) one sentence that
+/// says so.
 func namingDamage<T>(of database: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
@@ -70,6 +71,8 @@ func namingDamage<T>(of database: String, _ body: () throws -> T) throws -> T {
         throw DatabaseError.damaged(path: database, reason: message)
     } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 8 {
         throw CLIError("Cannot write \(database): this user may only read it (or its directory): nothing was changed.")
+    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 14 {
+        throw CLIError("Cannot write \(database): SQLite cannot make its journal beside it (this user may not write the directory): nothing was changed.")
     }
 }
 
@@ -81,6 +84,10 @@ func commandLineDescription(_ error: DatabaseError) -> String {
         return missingDatabaseSentence(path)
     case let .destinationExists(path):
         return "\(path) already exists: choose another output, or pass --force to replace it."
+    case let .damaged(path, reason) where hasLogFrames(path):
+        return "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
+    case let .damagedWriteAheadLog(path, reason):
+        return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
     case let .hardLinked(path, links):
         return "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
     default:
@@ -120,4 +127,10 @@ func requireDatabaseFile(_ path: String) throws -> FileFormat {
 /// An empty file is not a database: exit status 3.
 func emptyFileError(_ path: String) -> CLIError {
     CLIError("\(path) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
+}
+
+/// Whether a `-wal` with frames is beside `path`.
+private func hasLogFrames(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path + "-wal", &info) == 0 && info.st_size > 32 + 24
 }

@@ -17,7 +17,8 @@ struct RowPrinter {
         case .json: text = JSONValue.array(rows.map { row in .object(zip(columns, row.map(JSONValue.init)).map { ($0, $1) }) }).encoded
         case .csv: text = ([columns.map(csvField)] + rows.map { $0.map { csvField($0.csvText) } }).map { $0.joined(separator: ",") }.joined(separator: "\r\n")
         }
-        Swift.print(text)
+        // CSV ends every record with CRLF (RFC 4180), the last one too.
+        try StandardStreams.write(Data((text + (style == .csv ? "\r\n" : "\n")).utf8))
     }
 
     private func table(_ columns: [String], _ rows: [[DatabaseValue]]) -> String {

@@ -33,6 +33,9 @@ struct SQL: ParsableCommand {
     @Flag(help: "Create the database if it does not exist.")
     var create = false
 
+    @Flag(help: "Open a database whose write-ahead log is damaged, reading the log up to the damage: the next checkpoint drops the committed transactions after it for good.")
+    var acceptWalLoss = false
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
@@ -51,9 +54,12 @@ struct SQL: ParsableCommand {
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
             options.create = create
+            options.acceptsDamagedWriteAheadLog = acceptWalLoss
             let db = try Database(path: database, key: databaseKey, options: options)
             let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
-            try namingDamage(of: database) { try db.executeScript(sql) { cursor in try output.print(cursor) } }
+            try closing(db, at: database) {
+                try namingDamage(of: database) { try db.executeScript(sql) { cursor in try output.print(cursor) } }
+            }
         }
     }
 }

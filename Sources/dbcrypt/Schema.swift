@@ -45,28 +45,30 @@ struct Schema: ParsableCommand {
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
             options.create = true
-            let queue = try DatabaseQueue(path: database, key: databaseKey, options: options)
-            if status {
-                try requireIntact(queue)
-                for entry in try migrator.status(queue) {
-                    print(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
+            let db = try Database(path: database, key: databaseKey, options: options)
+            try closing(db, at: database) {
+                if status {
+                    try requireIntact(db)
+                    for entry in try migrator.status(db) {
+                        try StandardStreams.print(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
+                    }
+                    return
                 }
-                return
+                // Writing to a damaged file can only make it worse.
+                if try migrator.status(db).contains(where: { $0.appliedAt == nil }) { try requireIntact(db) }
+                let applied = try migrator.migrate(db)
+                for migration in applied { try StandardStreams.print("applied \(migration.source == "code" ? migration.name : migration.source)") }
+                if applied.isEmpty { try StandardStreams.print("up to date: no pending migration") }
             }
-            // Writing to a damaged file can only make it worse.
-            if try migrator.status(queue).contains(where: { $0.appliedAt == nil }) { try requireIntact(queue) }
-            let applied = try migrator.migrate(queue)
-            for migration in applied { print("applied \(migration.source == "code" ? migration.name : migration.source)") }
-            if applied.isEmpty { print("up to date: no pending migration") }
         }
     }
 
     /// Refuses a damaged database (exit 4), as check does: its status is not
     /// "fine", and migrating it would write to it.
-    private func requireIntact(_ queue: DatabaseQueue) throws {
+    private func requireIntact(_ db: Database) throws {
         let problems: [String]
         do {
-            problems = try queue.inDatabase { db in try db.fetchAll(String.self, "PRAGMA quick_check") }.filter { $0 != "ok" }
+            problems = try db.fetchAll(String.self, "PRAGMA quick_check").filter { $0 != "ok" }
         } catch let error as DatabaseError where isDamage(error) {
             problems = [error.description]
         }

@@ -99,6 +99,27 @@ final class DatabaseTransactionsTests: XCTestCase {
         XCTAssertFalse(try values().contains(10))
     }
 
+    /// A deferred transaction that read, then writes after another
+    /// connection committed, fails at once (SQLITE_BUSY_SNAPSHOT, 517),
+    /// whatever the busy timeout: the message says why and what to do.
+    func testAStaleDeferredTransactionSaysToRetryOrBeginImmediate() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("wal.db").path
+        var options = Database.Options()
+        options.journalMode = .wal
+        let first = try Database(path: path, options: options)
+        let second = try Database(path: path, options: options)
+        try first.execute("CREATE TABLE t(a)")
+        XCTAssertThrowsError(try first.inTransaction(.deferred) { db in
+            _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM t")
+            try second.execute("INSERT INTO t VALUES (1)")
+            try db.execute("INSERT INTO t VALUES (2)")
+        }) { error in
+            XCTAssertEqual((error as? DatabaseError)?.extendedResultCode, 517)
+            XCTAssertTrue("\(error)".contains("roll back and retry it, or begin it with BEGIN IMMEDIATE"), "\(error)")
+        }
+        XCTAssertNoThrow(try first.inTransaction(.immediate) { db in try db.execute("INSERT INTO t VALUES (2)") })
+    }
+
     func testTransactionsOnAReadOnlyConnectionAreDeferred() throws {
         try db.execute("INSERT INTO t VALUES (1)")
         var options = Database.Options()

@@ -37,6 +37,27 @@ public func runSQLCipherShellUnchecked(_ path: String, _ script: String) throws 
     try run(sqlcipherShell, ["-batch", "-bail", path], input: script)
 }
 
+/// A database at `path` in WAL mode, with the row "zero" of table `t(a)` in
+/// the file and `rows` each committed in its `-wal` only: Debian's
+/// `sqlcipher` shell writes them and is killed before it closes (closing
+/// would checkpoint them into the file). Keyed with `key` (on stdin).
+public func writeLoggedDatabase(_ path: String, key: String, rows: [String] = ["one", "two", "three"],
+                                file: StaticString = #filePath, line: UInt = #line) throws {
+    let inserts = rows.map { "INSERT INTO t VALUES('\($0)');" }.joined(separator: "\n")
+    let (status, _, complaint) = try runSQLCipherShellUnchecked(path, """
+        PRAGMA key = '\(key)';
+        PRAGMA journal_mode = WAL;
+        CREATE TABLE t(a);
+        INSERT INTO t VALUES('zero');
+        PRAGMA wal_checkpoint(TRUNCATE);
+        \(inserts)
+        .shell kill -9 $PPID
+        """)
+    XCTAssertEqual(status, SIGKILL, complaint, file: file, line: line)
+    let log = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+    XCTAssertGreaterThan(log.count, 32 + (24 + 1024) * rows.count - 1, "the log holds the commits", file: file, line: line)
+}
+
 /// The Python of the virtualenv `scripts/interop-venv` makes (`make test` runs it),
 /// with `sqlcipher3` (SQLCipher 4.x) and `apsw-sqlite3mc` (SQLite3 Multiple Ciphers).
 public let interopPython = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -57,7 +57,24 @@ final class BadInputCorpusTests: XCTestCase {
         }
         try FileManager.default.createDirectory(atPath: path("Migrations-fifo"), withIntermediateDirectories: false)
         XCTAssertEqual(mkfifo(path("Migrations-fifo/0001_x.sql"), 0o644), 0)
+        XCTAssertEqual(mkfifo(path("fifo"), 0o600), 0)
+
+        // Write-ahead logs with commits not yet checkpointed: intact, with a
+        // damaged first frame, and another database's log beside a file.
+        try writeLoggedDatabase(path("logged.db"), key: passphrase)
+        try writeLoggedDatabase(path("damaged-log.db"), key: passphrase)
+        var log = try contents(path("damaged-log.db-wal"))
+        log[32 + 24 + 100] ^= 0x01
+        try write("damaged-log.db-wal", log)
+        try writeLoggedDatabase(path("foreign-log.db"), key: passphrase)
+        try write("foreign-log.db-wal", try contents(path("logged.db-wal")))
+        // A plaintext header (an iOS app's database), its salt written down.
+        try FileManager.default.copyItem(atPath: path("enc.db"), toPath: path("header.db"))
+        headerSalt = try givePlaintextHeader(path("header.db"))
     }
+
+    /// The salt `header` printed for header.db.
+    private var headerSalt = ""
 
     /// Every case: the databases that are not what they should be, met by
     /// every command; then keys, options, outputs, migrations and SQL.
@@ -121,6 +138,31 @@ final class BadInputCorpusTests: XCTestCase {
             add(command + ["--key-env", "OTHER"], 3, "The key does not open enc.db, or it is not a database: check the key and the file.")
         }
         add(["migrate", "enc.db"] + key, 1, "enc.db is not a plaintext SQLite database (it is encrypted already")
+
+        // Logs: a wrong key (3), a damaged frame and another database's log (4).
+        let readers: [(String) -> [String]] = [
+            { ["sql", $0, "SELECT count(*) FROM t"] }, { ["check", $0] }, { ["info", $0] }, { ["decrypt", $0, "-o", "out.db"] },
+            { ["rekey", $0, "--new-key-env", "OTHER"] }, { ["schema", $0, "--dir", "Migrations-ok", "--status"] },
+            { ["schema", $0, "--dir", "Migrations-ok"] }, { ["kv", $0, "get", "token", "--store-key-env", "OTHER"] },
+        ]
+        for command in readers {
+            add(command("logged.db") + ["--key-env", "OTHER"], 3, "The key does not open logged.db")
+            let damaged = command("damaged-log.db")
+            add(damaged + key, 4, damaged[0] == "check" ? "damaged-log.db is damaged" : "frame 0 is damaged (2 committed transactions")
+            let foreign = command("foreign-log.db")
+            add(foreign + key, 4, foreign[0] == "check" ? "foreign-log.db is damaged" : "foreign-log.db-wal does not decrypt with the key")
+        }
+        // A plaintext header with a wrong key, or a wrong salt, is a wrong key.
+        for command in [["check", "header.db"], ["info", "header.db"], ["decrypt", "header.db", "-o", "out.db"],
+                        ["recover", "header.db", "-o", "out.db"], ["header", "header.db", "--plaintext-header", "0"]] {
+            add(command + ["--key-env", "OTHER", "--salt", headerSalt], 3, "header.db")
+            add(command + key + ["--salt", String(repeating: "ab", count: 16)], 3, "header.db")
+        }
+        // Outputs that are not regular files, --force or not.
+        for command in [["decrypt", "enc.db"], ["migrate", "plain.db"], ["recover", "enc.db"]] {
+            add(command + ["-o", "fifo", "--force"] + key, 1, "Cannot open fifo: it is a FIFO (named pipe), not a regular file")
+        }
+        add(["sql", "fifo", "SELECT 1", "--create"], 1, "Cannot open fifo: it is a FIFO (named pipe), not a regular file")
 
         // Keys that cannot be read.
         for command in [["check", "enc.db"], ["migrate", "plain.db"], ["rekey", "enc.db", "--new-key-env", "OTHER"]] {
@@ -187,12 +229,15 @@ final class BadInputCorpusTests: XCTestCase {
         add(["check", "enc.db", "--key-file", "key-empty"] + key, 64, "Give --key-env or --key-file, not both")
         add(["sql", "enc.db", "--json", "--csv", "SELECT 1"] + key, 64, "Give --json or --csv, not both")
         add(["info", "enc.db", "extra"] + key, 64, "Unexpected argument 'extra'")
+        add([], 64, "Give a command: see 'dbcrypt --help'.")
+        add(["check", "enc.db", "--key-env", "OTHER"] + key, 64, "--key-env is given more than once")
+        add(["decrypt", "enc.db", "-o", "a.db", "--force", "--force"] + key, 64, "--force is given more than once")
         return cases
     }
 
     func testEveryCaseExitsWithOneLineAndChangesNothing() throws {
         let environment = keyEnvironment.merging(["EMPTY": ""]) { $1 }
-        var expected = try snapshot(work)
+        var expected = try snapshotFiles(in: work)
         let all = cases
         for item in all {
             let run = try dbcrypt(item.arguments, environment: environment, in: work)
@@ -203,34 +248,16 @@ final class BadInputCorpusTests: XCTestCase {
             XCTAssertTrue(run.stderr.hasPrefix("dbcrypt: ") && run.stderr.hasSuffix("\n"), "\(label): \(run.stderr)")
             XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, "\(label): not one line: \(run.stderr)")
             XCTAssertTrue(run.stderr.contains(item.says), "\(label): \(run.stderr)")
-            let now = try snapshot(work)
+            let now = try snapshotFiles(in: work)
             if now != expected {
                 XCTFail("\(label) changed files: \(Set(now.keys).symmetricDifference(expected.keys).sorted()) "
                         + "\(expected.filter { now[$0.key] != nil && now[$0.key] != $0.value }.keys.sorted())")
                 try FileManager.default.removeItem(at: work)
                 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
                 try makeFixture(in: work)
-                expected = try snapshot(work)
+                expected = try snapshotFiles(in: work)
             }
         }
         print("bad-input corpus: \(all.count) cases")
-    }
-
-    /// Every file under `dir`: its bytes, a link's target, or "directory".
-    private func snapshot(_ dir: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let manager = FileManager.default
-        for name in try manager.subpathsOfDirectory(atPath: dir.path) {
-            let path = dir.appendingPathComponent(name).path
-            var info = stat()
-            XCTAssertEqual(lstat(path, &info), 0)
-            switch info.st_mode & S_IFMT {
-            case S_IFLNK: files[name] = Data(("link to " + (try manager.destinationOfSymbolicLink(atPath: path))).utf8)
-            case S_IFDIR: files[name] = Data("directory".utf8)
-            case S_IFIFO: files[name] = Data("fifo".utf8)
-            default: files[name] = try contents(path) + Data("mode \(info.st_mode & 0o7777)".utf8)
-            }
-        }
-        return files
     }
 }

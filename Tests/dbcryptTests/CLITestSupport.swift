@@ -22,12 +22,14 @@ let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPat
     .appendingPathComponent("dbcrypt").path
 
 /// Runs `dbcrypt` with `arguments`, `environment` added to this process's,
-/// and no terminal (standard input is `input`, or empty); as `user` when given (which
+/// and no terminal (standard input is `input`, or empty, or `standardInput`;
+/// standard output a pipe, or `standardOutput`); as `user` when given (which
 /// needs root). Checks that no secret appears
 /// in the arguments or in anything printed.
 @discardableResult
 func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
-             as user: uid_t? = nil, input: Data? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+             as user: uid_t? = nil, input: Data? = nil, standardInput: FileHandle? = nil, standardOutput: FileHandle? = nil,
+             file: StaticString = #filePath, line: UInt = #line) throws -> Run {
     let process = Process()
     if let user {
         // setpriv (util-linux) runs it as another user, with that user's group and no others.
@@ -42,14 +44,15 @@ func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in dire
     env.merge(environment) { $1 }
     process.environment = env
     let output = Pipe(), errors = Pipe(), stdin = Pipe()
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    process.standardOutput = output
+    process.standardInput = standardInput ?? (input == nil ? FileHandle.nullDevice : stdin)
+    process.standardOutput = standardOutput ?? output
     process.standardError = errors
     try process.run()
     if let input {
         stdin.fileHandleForWriting.write(input)
         try stdin.fileHandleForWriting.close()
     }
+    if standardOutput != nil { try output.fileHandleForWriting.close() }   // else the read below never ends
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -99,4 +102,33 @@ func startDbcrypt(_ arguments: [String], environment: [String: String]) throws -
     process.standardError = FileHandle.nullDevice
     try process.run()
     return process
+}
+
+/// Every file under `dir`: its bytes and mode, a link's target, or what
+/// kind of file it is (directory, FIFO, device).
+func snapshotFiles(in dir: URL) throws -> [String: Data] {
+    var files: [String: Data] = [:]
+    let manager = FileManager.default
+    for name in try manager.subpathsOfDirectory(atPath: dir.path) {
+        let path = dir.appendingPathComponent(name).path
+        var info = stat()
+        XCTAssertEqual(lstat(path, &info), 0)
+        switch info.st_mode & S_IFMT {
+        case S_IFLNK: files[name] = Data(("link to " + (try manager.destinationOfSymbolicLink(atPath: path))).utf8)
+        case S_IFDIR: files[name] = Data("directory".utf8)
+        case S_IFIFO: files[name] = Data("fifo".utf8)
+        case S_IFCHR: files[name] = Data("character device \(info.st_rdev)".utf8)
+        default: files[name] = try contents(path) + Data("mode \(info.st_mode & 0o7777)".utf8)
+        }
+    }
+    return files
+}
+
+/// Gives the encrypted database at `path` (keyed with the test passphrase)
+/// a 32-byte plaintext header with `dbcrypt header`, and returns the salt
+/// it printed, in hex.
+func givePlaintextHeader(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let run = try dbcrypt(["header", path, "--plaintext-header", "32", "--key-env", "KEY"], environment: keyEnvironment)
+    XCTAssertEqual(run.status, 0, run.stderr, file: file, line: line)
+    return String(try XCTUnwrap(run.stdout.split(separator: "\n").first { $0.hasPrefix("salt: ") }, file: file, line: line).dropFirst(6))
 }

@@ -65,7 +65,56 @@ final class CommandKillTests: XCTestCase {
             })
     }
 
+    /// An encrypted source whose last commits are only in its WAL: each
+    /// kill leaves the file and its log byte for byte as they were (SQLite
+    /// may rebuild the -shm index), and the output complete with them or absent.
+    func testKilledDecryptOfAWALDatabaseLeavesItAndItsLog() throws {
+        let template = dir.appendingPathComponent("wal-enc-template.db").path
+        try makeWALCopy(of: plainTemplate, at: template, key: key)
+        let path = dir.appendingPathComponent("app.db").path
+        try copy(template, to: path)
+        try copy(template + "-wal", to: path + "-wal")
+        let source = try contents(path), log = try contents(path + "-wal")
+        let expected = try fingerprint(template, key: key)
+        let output = dir.appendingPathComponent("plain.db").path
+        try campaign(
+            arguments: ["decrypt", path, "-o", output, "--key-env", "KEY"], target: output,
+            restore: { try? FileManager.default.removeItem(atPath: output) },
+            state: {
+                XCTAssertEqual(try contents(path), source, "the source changed")
+                XCTAssertEqual(try contents(path + "-wal"), log, "the source's log changed")
+                guard FileManager.default.fileExists(atPath: output) else { return .original }
+                XCTAssertEqual(try fingerprint(output, key: nil), expected)
+                return .replaced
+            })
+    }
+
     // MARK: - In place
+
+    /// A key change of an encrypted WAL source whose last commits are only
+    /// in its log: the old file with its log, or the new file with them.
+    func testKilledRekeyOfAWALDatabaseLeavesTheOldOrTheNewFile() throws {
+        let template = dir.appendingPathComponent("wal-enc-template.db").path
+        try makeWALCopy(of: plainTemplate, at: template, key: key)
+        let path = dir.appendingPathComponent("app.db").path
+        let expected = try fingerprint(template, key: key)
+        try campaign(
+            arguments: ["rekey", path, "--key-env", "KEY", "--new-key-env", "OTHER"], target: path,
+            restore: {
+                try copy(template, to: path)
+                try copy(template + "-wal", to: path + "-wal")
+                try? FileManager.default.removeItem(atPath: path + "-shm")
+            },
+            state: {
+                if let old = try? fingerprint(path, key: key) {
+                    XCTAssertEqual(old, expected)
+                    return .original
+                }
+                XCTAssertEqual(fileSize(path + "-wal"), 0, "a WAL is left beside the new file")
+                XCTAssertEqual(try fingerprint(path, key: newKey), expected)
+                return .replaced
+            })
+    }
 
     func testKilledRekeyToSQLCipher3LeavesTheOldOrTheNewFile() throws {
         let template = dir.appendingPathComponent("enc-template.db").path
@@ -225,13 +274,18 @@ final class CommandKillTests: XCTestCase {
         return lines
     }
 
-    /// Copies `source` to `path` with its last rows committed only to a WAL.
-    private func makeWALCopy(of source: String, at path: String) throws {
+    /// Copies `source` (encrypted with `key` when given) to `path` with its
+    /// last rows committed only to a WAL.
+    private func makeWALCopy(of source: String, at path: String, key: DatabaseKey? = nil) throws {
         let building = path + ".building"
-        try copy(source, to: building)
+        if let key {
+            try DatabaseEncryption.encrypt(source, to: building, key: key)
+        } else {
+            try copy(source, to: building)
+        }
         var options = Database.Options()
         options.journalMode = .wal
-        let db = try Database(path: building, options: options)
+        let db = try Database(path: building, key: key, options: options)
         try db.execute("UPDATE note SET title = title || ' (edited)' WHERE id % 3 = 0; INSERT INTO author(name) VALUES ('only in the WAL')")
         // Copied while the writer is open: the copy's frames are not checkpointed.
         try copy(building, to: path)

@@ -77,6 +77,37 @@ final class FileIdentityCommandTests: XCTestCase {
         XCTAssertFalse(try isEncrypted(path("plain.db")))
     }
 
+    /// `-o /dev/null --force` once replaced the device node with a regular
+    /// file holding the plaintext. An output that is not a regular file (a
+    /// device, a FIFO, or a link to one) is refused, `--force` or not, and
+    /// stays what it was; so is such a file given as a database.
+    func testOutputsThatAreNotRegularFilesAreRefusedEvenWithForce() throws {
+        try makePlaintextDatabase(path("plain.db"))
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertEqual(mkfifo(path("fifo"), 0o600), 0)
+        XCTAssertEqual(symlink(path("fifo"), path("link-to-fifo")), 0)
+        var outputs = [path("fifo"), path("link-to-fifo")]
+        // A device node of our own (root only), never the system's /dev/null.
+        var null = stat()
+        if getuid() == 0, stat("/dev/null", &null) == 0, mknod(path("null"), S_IFCHR | 0o666, null.st_rdev) == 0 {
+            outputs.append(path("null"))
+        }
+        let before = try snapshotFiles(in: dir)
+        for output in outputs {
+            for command in [["decrypt", path("e.db"), "-o", output], ["migrate", path("plain.db"), "-o", output],
+                            ["recover", path("e.db"), "-o", output], ["header", path("e.db"), "--plaintext-header", "32", "-o", output]] {
+                let run = try dbcrypt(command + ["--key-env", "KEY", "--force"], environment: keyEnvironment)
+                XCTAssertEqual(run.status, 1, "\(command): \(run.stderr)")
+                XCTAssertTrue(run.stderr.contains("not a regular file"), "\(command): \(run.stderr)")
+                XCTAssertEqual(try snapshotFiles(in: dir), before, "\(command) changed a file")
+            }
+            let run = try dbcrypt(["sql", output, "SELECT 1", "--create"])
+            XCTAssertEqual(run.status, 1, "sql --create \(output): \(run.stderr)")
+            XCTAssertEqual(try snapshotFiles(in: dir), before, "sql --create \(output) changed a file")
+        }
+    }
+
     func testAnInPlaceResultKeepsItsOwnerGroupAndMode() throws {
         try XCTSkipUnless(geteuid() == 0, "giving a file to another user needs root")
         try makePlaintextDatabase(path("app.db"))
@@ -128,6 +159,50 @@ final class FileIdentityCommandTests: XCTestCase {
         wal.close()
         XCTAssertEqual(walRun.status, 1)
         XCTAssertTrue(walRun.stderr.contains("write-ahead log"), walRun.stderr)
+    }
+
+    /// Writes this user may not make are named as such: a new database in
+    /// a directory it may not write, a store in a file it may only read, a
+    /// journal in a directory it may not write (were: "its directory does
+    /// not exist", "SQLite error 8", "SQLite error 14").
+    func testWritesThisUserMayNotMakeSaySo() throws {
+        try XCTSkipUnless(geteuid() == 0, "running as another user needs root")
+        XCTAssertEqual(chmod(dir.path, 0o755), 0)
+        try makePlaintextDatabase(path("plain.db"))
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("w.db"), "--key-env", "KEY"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertEqual(chmod(path("e.db"), 0o644), 0)
+        XCTAssertEqual(chmod(path("w.db"), 0o666), 0)
+        let before = try snapshotFiles(in: dir)
+        let created = try dbcrypt(["sql", path("new.db"), "--create", "CREATE TABLE t(x)"], as: 65534)
+        XCTAssertEqual(created.status, 1)
+        XCTAssertEqual(created.stderr, "dbcrypt: Permission denied for \(dir.path): check the file's owner and mode.\n")
+        for (file, says) in [("e.db", "this user may only read it"), ("w.db", "SQLite cannot make its journal beside it")] {
+            let run = try dbcrypt(["kv", path(file), "set", "token", "--create", "--key-env", "KEY", "--store-key-env", "OTHER"],
+                                  environment: keyEnvironment, as: 65534, input: Data("value".utf8))
+            XCTAssertEqual(run.status, 1, run.stderr)
+            XCTAssertTrue(run.stderr.contains("Cannot write \(path(file)): \(says)"), run.stderr)
+        }
+        XCTAssertEqual(try snapshotFiles(in: dir), before)
+    }
+
+    /// A key file that is a FIFO (or a process substitution, `<(...)`) is
+    /// read as a stream, as other tools read it.
+    func testAKeyFileThatIsAFIFOIsRead() throws {
+        try makePlaintextDatabase(path("plain.db"))
+        XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],
+                                   environment: keyEnvironment).status, 0)
+        XCTAssertEqual(mkfifo(path("key"), 0o600), 0)
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "printf '%s' \"$KEY\" > \"$1\"", "sh", path("key")]
+        writer.environment = ["KEY": passphrase]
+        try writer.run()
+        let run = try dbcrypt(["check", path("e.db"), "--key-file", path("key")])
+        writer.waitUntilExit()
+        XCTAssertEqual(run.status, 0, run.stderr)
     }
 
     func testSmallerOnes() throws {

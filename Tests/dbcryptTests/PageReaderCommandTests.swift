@@ -46,9 +46,7 @@ final class PageReaderCommandTests: XCTestCase {
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 500)
         try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
-        let run = try dbcrypt(["header", path, "--plaintext-header", "32", "--key-env", "KEY"], environment: keyEnvironment)
-        XCTAssertEqual(run.status, 0, run.stderr)
-        let salt = try XCTUnwrap(run.stdout.split(separator: "\n").first { $0.hasPrefix("salt: ") }).dropFirst(6)
+        let salt = try givePlaintextHeader(path)
         XCTAssertEqual(try contents(path).prefix(16), Data("SQLite format 3\u{0}".utf8))
         XCTAssertEqual(try runPeer(path, key: passphrase, """
             import sqlcipher3
@@ -57,29 +55,55 @@ final class PageReaderCommandTests: XCTestCase {
             db.execute("PRAGMA cipher_plaintext_header_size = 32")
             db.execute("PRAGMA cipher_salt = \\"x'%s'\\"" % args[0])
             print(db.execute("SELECT count(*) FROM note").fetchone()[0])
-            """, arguments: [String(salt)]), "500\n")
+            """, arguments: [salt]), "500\n")
 
         let unsalted = try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(unsalted.status, 3)
         XCTAssertTrue(unsalted.stderr.contains("give the salt"), unsalted.stderr)
-        let check = try dbcrypt(["check", path, "--key-env", "KEY", "--salt", String(salt)], environment: keyEnvironment)
+        let check = try dbcrypt(["check", path, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertTrue(check.stdout.contains("32-byte plaintext header"), check.stdout)
-        let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", String(salt), "--json"], environment: keyEnvironment)
+        let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", salt, "--json"], environment: keyEnvironment)
         XCTAssertEqual(info.status, 0, info.stderr)
         XCTAssertTrue(info.stdout.contains(#""header":"plaintext SQLite header, encrypted pages"#), info.stdout)
         XCTAssertTrue(info.stdout.contains(#""format":"SQLCipher 4, 32-byte plaintext header""#), info.stdout)
         let plain = dir.appendingPathComponent("plain.db").path
-        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", String(salt)], environment: keyEnvironment)
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
         XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
         XCTAssertEqual(try titles(plain).count, 500)
 
-        let back = try dbcrypt(["header", path, "--plaintext-header", "0", "--key-env", "KEY", "--salt", String(salt)],
+        let back = try dbcrypt(["header", path, "--plaintext-header", "0", "--key-env", "KEY", "--salt", salt],
                                environment: keyEnvironment)
         XCTAssertEqual(back.status, 0, back.stderr)
         let db = try Database(path: path, key: .passphrase(passphrase))
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 500)
         db.close()
+    }
+
+    /// A plaintext header puts page 1's page size and reserve in the clear,
+    /// which SQLCipher 1's settings (no HMAC) used to take as proof of the
+    /// key: any key "opened" the file, and `header` rewrote page 1 with it.
+    /// A wrong key, or a wrong salt, is a wrong key in every command, and
+    /// changes no file.
+    func testAWrongKeyOnAPlaintextHeaderIsAWrongKeyEverywhere() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 50)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let salt = try givePlaintextHeader(path)
+        let otherSalt = String(repeating: "ab", count: 16)
+        let before = try snapshotFiles(in: dir)
+        for (key, salt) in [("OTHER", salt), ("KEY", otherSalt)] {
+            for command in [["check", "app.db"], ["info", "app.db"], ["decrypt", "app.db", "-o", "out.db"],
+                            ["recover", "app.db", "-o", "out.db"], ["header", "app.db", "--plaintext-header", "0"]] {
+                let run = try dbcrypt(command + ["--key-env", key, "--salt", salt], environment: keyEnvironment, in: dir)
+                XCTAssertEqual(run.status, 3, "\(command) \(key): \(run.stdout) \(run.stderr)")
+                XCTAssertEqual(try snapshotFiles(in: dir), before, "\(command) \(key) changed a file")
+            }
+        }
+        let back = try dbcrypt(["header", "app.db", "--plaintext-header", "0", "--key-env", "KEY", "--salt", salt],
+                               environment: keyEnvironment, in: dir)
+        XCTAssertEqual(back.status, 0, back.stderr)
     }
 
     func testRecoverBringsBackTheRowsOfEveryPageThatAuthenticates() throws {

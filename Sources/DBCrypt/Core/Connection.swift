@@ -18,9 +18,14 @@ final class Connection {
     /// (a `Database` kept past its pool can still commit).
     var walHookContext: AnyObject?
     /// The file this connection holds for its process, recorded in
-    /// ``ExclusiveFiles`` until it closes.
-    var exclusiveFile: ExclusiveFiles.ID? {
-        didSet { if let exclusiveFile { ExclusiveFiles.shared.add(exclusiveFile) } }
+    /// ``OpenFiles/exclusive`` until it closes.
+    var exclusiveFile: OpenFiles.ID? {
+        didSet { if let exclusiveFile { OpenFiles.exclusive.add(exclusiveFile) } }
+    }
+    /// The database file this connection opened, recorded in
+    /// ``OpenFiles/all`` until it closes.
+    var openFile: OpenFiles.ID? {
+        didSet { if let openFile { OpenFiles.all.add(openFile) } }
     }
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
@@ -57,11 +62,30 @@ final class Connection {
     /// last statement still held somewhere is finalized.
     func close() {
         guard let handle else { return }
+        if DamagedConnections.shared.remove(handle) {
+            // Its WAL may be another database's: never checkpointed.
+            return CheckpointBlock.closing(handle, vfs: exclusiveFile == nil ? nil : "unix-excl") { closeHandle() }
+        }
+        closeHandle()
+    }
+
+    private func closeHandle() {
+        guard let handle else { return }
         for statement in internalStatements.values { sqlite3_finalize(statement) }
         internalStatements.removeAll()
         sqlite3_close_v2(handle)
         self.handle = nil
-        if let exclusiveFile { ExclusiveFiles.shared.remove(exclusiveFile) }
+        if let exclusiveFile { OpenFiles.exclusive.remove(exclusiveFile) }
+        if let openFile { OpenFiles.all.remove(openFile) }
+    }
+
+    /// Closes the handle without letting SQLite checkpoint the WAL into the
+    /// database file, as ``CheckpointBlock`` explains: the file, its `-wal`
+    /// and `-shm` stay as they are.
+    func closeWithoutCheckpoint() {
+        guard let handle else { return }
+        _ = DamagedConnections.shared.remove(handle)
+        CheckpointBlock.closing(handle, vfs: exclusiveFile == nil ? nil : "unix-excl") { closeHandle() }
     }
 
     /// Runs SQL that returns no rows and takes no arguments, for internal

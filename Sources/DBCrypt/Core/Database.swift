@@ -104,6 +104,7 @@ public final class Database {
         var isExistingEncryptedFile = false
         var isNewFile = false
         var isPlaintextFile = false
+        var isLive = false
         if path != ":memory:" && !path.isEmpty {
             let format = try FileFormat.detect(at: path)
             if case .plaintext = format { isPlaintextFile = true }
@@ -121,7 +122,67 @@ public final class Database {
             case .plaintext:
                 break
             }
+            // A log beside a file this process has open is live: it was
+            // checked when the first connection opened it.
+            isLive = OpenFiles.all.contains(path)
+            if (isPlaintextFile || isExistingEncryptedFile) && !options.readsFileAlone && !isLive {
+                if !options.acceptsDamagedWriteAheadLog { try WriteAheadLogFile.requireIntact(besideDatabaseAt: path) }
+            }
         }
+        if options.readsFileAlone {
+            var readOnly = options
+            readOnly.readOnly = true
+            return (try connect(path: path, key: key, settings: options.cipher, options: readOnly, library: library,
+                                writesHeader: false, ignoringLog: true), options.cipher)
+        }
+        if let key, isExistingEncryptedFile, !isLive, WriteAheadLogFile.hasFrames(besideDatabaseAt: path) {
+            return try openBesideLog(path: path, key: key, options: options, library: library)
+        }
+        return try openTryingFormats(path: path, key: key, options: options, library: library, isNewFile: isNewFile,
+                                     isExistingEncryptedFile: isExistingEncryptedFile, isPlaintextFile: isPlaintextFile)
+    }
+
+    /// Opens an encrypted file with a `-wal` beside it. The key is first
+    /// tried on the file alone, the log ignored, which touches neither the
+    /// log nor its index (`-shm`): a wrong key changes no file, not even the
+    /// index SQLite would rebuild. Then every frame SQLite would read must
+    /// authenticate with that key and those settings, or the log is not this
+    /// database's; only then does the connection open the log.
+    private static func openBesideLog(
+        path: String, key: DatabaseKey, options: Options, library: CipherInfo
+    ) throws -> (Connection, CipherSettings) {
+        var tried = [options.cipher]
+        if options.tryOtherFormat && library.formats.contains(options.cipher.format.other) { tried.append(options.cipher.fallback) }
+        var readOnly = options
+        readOnly.readOnly = true
+        for settings in tried {
+            // A passphrase derived once serves both connections (with DBCrypt's provider).
+            let keyForFile = FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) } ?? key
+            do {
+                try connect(path: path, key: keyForFile, settings: settings, options: readOnly, library: library,
+                            writesHeader: false, ignoringLog: true).close()
+            } catch DatabaseError.wrongKeyOrNotADatabase(path) {
+                continue
+            }
+            try WriteAheadLogFile.requireFramesDecrypt(besideDatabaseAt: path, key: keyForFile, settings: settings)
+            var exact = options
+            exact.cipher = settings
+            do {
+                return (try connect(path: path, key: keyForFile, settings: settings, options: exact, library: library, writesHeader: false),
+                        settings)
+            } catch DatabaseError.wrongKeyOrNotADatabase(path) {
+                throw DatabaseError.writeAheadLogDoesNotDecrypt(path: path)
+            }
+        }
+        throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+    }
+
+    /// Opens, keys and checks a connection with the configured settings,
+    /// then with the other standard format's.
+    private static func openTryingFormats(
+        path: String, key: DatabaseKey?, options: Options, library: CipherInfo,
+        isNewFile: Bool, isExistingEncryptedFile: Bool, isPlaintextFile: Bool
+    ) throws -> (Connection, CipherSettings) {
         do {
             let connection = try connect(path: path, key: key, settings: options.cipher, options: options,
                                          library: library, writesHeader: isNewFile)
@@ -143,45 +204,60 @@ public final class Database {
     /// Opens, keys, configures and reads one connection. With `writesHeader`,
     /// a new file gets its header and salt before the connection is handed
     /// out, so that every later connection derives its key from that salt.
+    ///
+    /// With `ignoringLog`, the connection reads the main file alone, as if
+    /// no `-wal` were beside it (SQLite's `immutable` file name parameter:
+    /// read-only, no locks, no log): to tell a wrong key from a log that is
+    /// not the file's.
     private static func connect(
         path: String, key: DatabaseKey?, settings: CipherSettings, options: Options, library: CipherInfo,
-        writesHeader: Bool
+        writesHeader: Bool, ignoringLog: Bool = false
     ) throws -> Connection {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0)
-        if !options.exclusiveToThisProcess && ExclusiveFiles.shared.contains(path) {
+        if !options.exclusiveToThisProcess && OpenFiles.exclusive.contains(path) {
             throw DatabaseError.invalidArguments(
                 reason: "\(path) is open in this process with exclusiveToThisProcess: open every connection to it with that option", sql: nil)
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
+        let name = ignoringLog ? FilePaths.immutableURI(path) : path
+        if ignoringLog { flags |= SQLITE_OPEN_URI }
+        let code = sqlite3_open_v2(name, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
             let error = Self.openError(path: path, code: code, handle: handle)
             if let handle { sqlite3_close_v2(handle) }
             throw error
         }
-        if options.exclusiveToThisProcess && sqlite3_db_readonly(handle, "main") == 1 {
+        if options.exclusiveToThisProcess && !ignoringLog && sqlite3_db_readonly(handle, "main") == 1 {
             // SQLite fell back to read-only (a read-only file or file system):
             // such a connection cannot hold the process's lock.
             sqlite3_close_v2(handle)
             throw DatabaseError.permissionDenied(path: path)
         }
         let connection = Connection(handle: handle)
-        if options.exclusiveToThisProcess { connection.exclusiveFile = ExclusiveFiles.ID(path) }
+        if options.exclusiveToThisProcess { connection.exclusiveFile = OpenFiles.ID(path) }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
         if let trace = options.trace { connection.installTrace(trace) }
-        if let key { try connection.applyKey(key, settings: settings, library: library) }
-        if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
-        if options.queryOnly { try connection.run("PRAGMA query_only = 1") }
-        if writesHeader {
-            do {
-                try connection.writeHeaderOfNewFile()
-            } catch let error as DatabaseError where error.resultCode == SQLITE_BUSY {
-                throw DatabaseError.databaseInUse(path: path)
+        do {
+            if let key { try connection.applyKey(key, settings: settings, library: library) }
+            if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
+            if options.queryOnly { try connection.run("PRAGMA query_only = 1") }
+            if writesHeader {
+                do {
+                    try connection.writeHeaderOfNewFile()
+                } catch let error as DatabaseError where error.resultCode == SQLITE_BUSY {
+                    throw DatabaseError.databaseInUse(path: path)
+                }
             }
+            try connection.verifyReadable(path: path)
+        } catch {
+            // A failed open changes nothing: with a wrong key, SQLite's
+            // checkpoint on close would still copy the log into the file.
+            connection.closeWithoutCheckpoint()
+            throw error
         }
-        try connection.verifyReadable(path: path)
+        if !ignoringLog { connection.openFile = OpenFiles.ID(path) }
         return connection
     }
 
@@ -211,6 +287,19 @@ public final class Database {
         connection.close()
     }
 
+    /// Closes the connection without the checkpoint SQLite runs when the last
+    /// connection to a database in WAL mode closes: the file, its `-wal` and
+    /// its `-shm` stay as they are, and the log's commits stay in the log,
+    /// where the next connection reads them. Use it after a failure, or when
+    /// the database must not change because it was only read. Statements
+    /// still held by a cursor delay the real close past this call, and with
+    /// it the protection: finish them first. Later calls throw
+    /// ``DatabaseError/connectionClosed``.
+    public func closeWithoutCheckpoint() {
+        statementCache.removeAll()
+        connection.closeWithoutCheckpoint()
+    }
+
     /// Finalizes every cached statement, which frees the memory SQLite holds
     /// for them. Statements still in use by a cursor stay valid.
     public func clearStatementCache() {
@@ -226,7 +315,14 @@ public final class Database {
         switch systemError {
         case EACCES, EPERM: return .permissionDenied(path: path)
         case EISDIR: return .isDirectory(path: path)
-        case ENOENT: return .cannotOpen(path: path, reason: "its directory does not exist")
+        case ENOENT:
+            // SQLite's last try may have been a read-only open of a file it could not create.
+            let folder = (path as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isDirectory),
+                  isDirectory.boolValue else { return .cannotOpen(path: path, reason: "its directory does not exist") }
+            if access(folder.isEmpty ? "." : folder, W_OK) != 0 { return .permissionDenied(path: folder.isEmpty ? "." : folder) }
+            return .cannotOpen(path: path, reason: String(cString: strerror(ENOENT)))
         case 0: return .cannotOpen(path: path, reason: String(cString: sqlite3_errstr(code)))
         default: return .cannotOpen(path: path, reason: String(cString: strerror(systemError)))
         }

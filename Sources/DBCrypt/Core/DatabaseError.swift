@@ -90,6 +90,15 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// SQLite found the file malformed: truncated, overwritten, or a header
     /// that is not valid. `reason` says what SQLite saw.
     case damaged(path: String, reason: String)
+    /// The `-wal` beside the database holds committed transactions that
+    /// SQLite would not read (a damaged frame, or a damaged log header): it
+    /// was left as it is. ``Database/Options/acceptsDamagedWriteAheadLog``
+    /// opens the database without them.
+    case damagedWriteAheadLog(path: String, reason: String)
+    /// The key opens the database file alone, but the frames of the `-wal`
+    /// beside it do not decrypt with it: the log belongs to another database
+    /// (copied or restored beside it) or is damaged. It was left as it is.
+    case writeAheadLogDoesNotDecrypt(path: String)
 
     // MARK: - Using a connection
 
@@ -141,7 +150,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .ownershipNotKept: return SQLITE_PERM
         case .uncheckpointedReadOnlySource, .unfinishedTransaction: return SQLITE_READONLY
         case .cancelled: return SQLITE_INTERRUPT
-        case .verificationFailed, .damaged: return SQLITE_CORRUPT
+        case .verificationFailed, .damaged, .damagedWriteAheadLog, .writeAheadLogDoesNotDecrypt: return SQLITE_CORRUPT
         case .permissionDenied: return SQLITE_PERM
         case .connectionClosed: return SQLITE_MISUSE
         case .reentrantQueueAccess: return SQLITE_MISUSE
@@ -212,6 +221,10 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "A file-size limit (ulimit -f) stopped writing beside \(path): nothing was changed; raise the limit and try again."
         case let .damaged(path, reason):
             return "\(path) is damaged (\(reason)): restore it from a backup."
+        case let .damagedWriteAheadLog(path, reason):
+            return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or open the database accepting the loss."
+        case let .writeAheadLogDoesNotDecrypt(path):
+            return "The write-ahead log \(path)-wal does not decrypt with the key that opens \(path): it belongs to another database, or is damaged. Nothing was changed: move it away (the database then opens as it was before that log), or put the right log beside it."
         case let .unfinishedTransaction(path):
             return "\(path) has a transaction that a stopped process left unfinished (in \(path)-journal or -wal), and only a connection with write access can roll it back: open it once with write access, then try again."
         case .rekeyNotEncrypted:
@@ -238,10 +251,23 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "Column \(column) of \(table) cannot be written from the record: \(reason)."
         case let .recordEncodingFailed(table, nil, reason):
             return "The record cannot be written to \(table): \(reason)."
+        case let .sqlite(code, message, sql) where code == Self.busySnapshot:
+            return "SQLite error \(code): \(message): another connection committed after this transaction began reading,"
+                + " and a transaction that read an older state may not write; roll back and retry it, or begin it with"
+                + " BEGIN IMMEDIATE (inTransaction(.immediate)), which waits for the write lock instead" + Self.suffix(sql)
+        case let .sqlite(code, message, sql) where code & 0xFF == SQLITE_BUSY:
+            return "SQLite error \(code): \(message): another connection held the lock past the busy timeout;"
+                + " retry, or give a longer busyTimeout" + Self.suffix(sql)
         case let .sqlite(code, message, sql):
             return "SQLite error \(code): \(message)" + Self.suffix(sql)
         }
     }
+
+    /// SQLITE_BUSY_SNAPSHOT, which the C macros do not bring to Swift: a
+    /// deferred transaction that read, then tried to write after another
+    /// connection committed (WAL mode). Waiting cannot help, so SQLite fails
+    /// it at once, whatever the busy timeout.
+    static let busySnapshot = SQLITE_BUSY | (2 << 8)
 
     private static func suffix(_ sql: String?) -> String {
         guard let sql else { return "." }
@@ -262,6 +288,7 @@ extension DatabaseError {
     /// literals of the SQL: it quotes tokens, which may be a key
     /// (`near "'<redacted>'": syntax error`).
     static func fromConnection(_ connection: OpaquePointer?, code: Int32, sql: String?) -> DatabaseError {
+        if let connection { DamagedConnections.shared.note(connection, code: code) }
         let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
         let redacted = Array(message.utf8).withUnsafeBufferPointer { SQLText.redactingLiterals($0, isSQL: false) }

@@ -31,7 +31,8 @@ enum DatabaseFileStart {
             case let code: throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
             }
         }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw DatabaseError.isDirectory(path: path) }
+        // A device or a FIFO is never a database: opening a FIFO would wait for a writer.
+        try FilePaths.requireRegularFile(path, info)
 
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)

@@ -58,6 +58,12 @@ extension Database {
         /// (as does a file that cannot be written). Default: false.
         public var exclusiveToThisProcess = false
 
+        /// Open a database whose `-wal` holds committed transactions that
+        /// SQLite would not read (``DatabaseError/damagedWriteAheadLog(path:reason:)``):
+        /// SQLite reads the log up to the damage, and the next checkpoint
+        /// drops the transactions after it for good. Default: false.
+        public var acceptsDamagedWriteAheadLog = false
+
         /// Take and keep an exclusive lock from the first read on
         /// (`PRAGMA locking_mode = EXCLUSIVE` before it), for the encryption
         /// routines: no other connection may read or write the source meanwhile.
@@ -65,6 +71,9 @@ extension Database {
         /// Refuse writes (`PRAGMA query_only`), for a pool's readers when they
         /// cannot be opened read-only (``exclusiveToThisProcess``).
         var queryOnly = false
+        /// Read the main file alone, as if no `-wal` were beside it
+        /// (read-only): to tell damage in the file from a log that is not its.
+        var readsFileAlone = false
         /// Try the other standard format when `cipher` does not open an
         /// existing file. Off when checking a file just written with `cipher`.
         var tryOtherFormat = true

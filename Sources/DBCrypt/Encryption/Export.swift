@@ -79,14 +79,12 @@ struct Export {
         try checkFreeSpace()
         try checkCancelled()
 
+        if inPlace { try verifyPlaintextLogBeforeCheckpoint() }
         let source = try openSource()
-        defer { source.close() }
-        let facts: SourceFacts
-        do {
-            facts = try SourceFacts(source)
-        } catch let DatabaseError.sqlite(code, message, _) where code & 0xFF == SQLITE_CORRUPT {
-            throw DatabaseError.damaged(path: sourcePath, reason: message)
-        }
+        // A source that is only read is left byte for byte as it was, its
+        // WAL included, whatever happens; an in-place source has its WAL
+        // folded in at open.
+        defer { inPlace ? source.close() : source.closeWithoutCheckpoint() }
         let cipher = destinationCipher ?? source.cipher ?? .sqlcipher4
         // A passphrase is derived once, here; the new file is written and
         // checked with the resulting raw key and salt, and opens later with
@@ -98,7 +96,7 @@ struct Export {
         defer { if !replaced { sibling.remove() } }
 
         let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
-        try write(from: source, to: sibling, key: writingKey, cipher: cipher, facts: facts, library: library, progress: progress)
+        let facts = try write(from: source, to: sibling, key: writingKey, cipher: cipher, library: library, progress: progress)
         try sibling.sync()
         try checkCancelled()
         try verify(sibling.path, key: writingKey, cipher: cipher, against: facts)
@@ -157,22 +155,62 @@ struct Export {
         if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
     }
 
-    /// Opens the source with an exclusive lock held until it is closed, and
-    /// empties its WAL into the main file. A source this process may only
-    /// read gets no lock here and must have an empty WAL (SQLite opens it
-    /// read-only by itself); the export reads it in one transaction (a
-    /// shared lock), and a change another connection made before that fails
-    /// the check of the new file.
+    /// An in-place routine folds the source's WAL into the file at open,
+    /// where SQLite copies its frames as they are; its exclusive lock keeps
+    /// that checkpoint from being held back on failure. An encrypted
+    /// source's log has had every frame authenticated with the key when it
+    /// opened. A plaintext one has no HMAC: it is read first through a
+    /// read-only connection, which never checkpoints, and every page in
+    /// use, in its latest version, must pass `quick_check`; a log that fails
+    /// where the file alone passes is another database's, or damaged, and
+    /// stays as it is.
+    ///
+    /// - throws: ``DatabaseError/damagedWriteAheadLog(path:reason:)``,
+    ///   ``DatabaseError/damaged(path:reason:)``, or the open's errors.
+    private func verifyPlaintextLogBeforeCheckpoint() throws {
+        guard sourceKey == nil, WriteAheadLogFile.hasFrames(besideDatabaseAt: sourcePath) else { return }
+        var readOptions = Database.Options()
+        readOptions.readOnly = true
+        readOptions.busyTimeout = options.busyTimeout
+        let reader = try Database(path: sourcePath, options: readOptions)
+        let problem = Self.quickCheckProblem(reader)
+        reader.closeWithoutCheckpoint()
+        guard let problem else { return }
+        // The file alone, the log ignored, tells where the damage is.
+        readOptions.readsFileAlone = true
+        if let file = try? Database(path: sourcePath, options: readOptions), Self.quickCheckProblem(file) == nil {
+            throw DatabaseError.damagedWriteAheadLog(
+                path: sourcePath, reason: "the database read through it fails SQLite's check (\(problem)); it may be another database's")
+        }
+        throw DatabaseError.damaged(path: sourcePath, reason: problem)
+    }
+
+    /// What `quick_check` finds wrong with `db`, or nil when it is whole.
+    private static func quickCheckProblem(_ db: Database) -> String? {
+        do {
+            let problems = try db.fetchAll(String.self, "PRAGMA quick_check").filter { $0 != "ok" }
+            return problems.isEmpty ? nil : problems.prefix(3).joined(separator: "; ")
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Opens the source. In place, with an exclusive lock held until it is
+    /// closed, and its WAL emptied into the main file, so that no frame can
+    /// be left for the new file. Otherwise as it is, WAL and all: the export
+    /// reads it in one transaction (a snapshot in WAL mode, a shared lock
+    /// that keeps writers waiting in rollback mode), and nothing checkpoints
+    /// it. A source this process may only read must have an empty WAL
+    /// (SQLite needs write access to the WAL's index).
     private func openSource() throws -> Database {
         var sourceOptions = Database.Options()
         sourceOptions.create = false
         sourceOptions.cipher = sourceCipher
         sourceOptions.busyTimeout = options.busyTimeout
-        if !inPlace && access(sourcePath, W_OK) != 0 {
-            // A WAL may hold changes not yet in the file; reading them needs
-            // its index, which needs write access. A checkpointed WAL keeps its
-            // size until the last connection closes, so this refuses to guess.
-            guard SiblingFile.size(of: sourcePath + "-wal") == 0 else {
+        if !inPlace {
+            if access(sourcePath, W_OK) != 0 && SiblingFile.size(of: sourcePath + "-wal") != 0 {
+                // A checkpointed WAL keeps its size until the last connection
+                // closes, so this refuses to guess.
                 throw DatabaseError.uncheckpointedReadOnlySource(path: sourcePath)
             }
             // Not SQLITE_OPEN_READONLY, which would make the attached new file
@@ -199,11 +237,13 @@ struct Export {
 
     // MARK: - Writing
 
+    /// Writes the new file and returns the facts of the source it was
+    /// written from, read in the same transaction.
     private func write(
-        from source: Database, to sibling: SiblingFile, key: DatabaseKey?, cipher: CipherSettings, facts: SourceFacts,
+        from source: Database, to sibling: SiblingFile, key: DatabaseKey?, cipher: CipherSettings,
         library: CipherInfo,
         progress: ProgressReporter
-    ) throws {
+    ) throws -> SourceFacts {
         let connection = source.connection
         try connection.attaching(cipher) { try attach(sibling.path, key: key, to: source) }
         defer { try? connection.run("DETACH DATABASE \(Self.target)") }
@@ -214,37 +254,41 @@ struct Export {
         }
         // The sibling is thrown away if anything fails, so it needs no journal
         // and no syncs while it is written; it is flushed once at the end.
+        // auto_vacuum takes effect only outside a transaction; the check of
+        // the new file compares it with the value read in the transaction.
+        let autoVacuum = try source.fetchScalar(Int.self, "PRAGMA main.auto_vacuum") ?? 0
         try connection.run("""
             PRAGMA \(target).journal_mode = OFF;
             PRAGMA \(target).synchronous = OFF;
             PRAGMA \(target).cache_size = 256;
-            PRAGMA \(target).auto_vacuum = \(facts.autoVacuum);
+            PRAGMA \(target).auto_vacuum = \(autoVacuum);
             """)
-        let pageSize: Int
-        if key != nil {
-            pageSize = cipher.effectivePageSize
-        } else {
-            pageSize = try source.fetchScalar(Int.self, "PRAGMA \(target).page_size") ?? 4096
-        }
-        progress.start(pageSize: pageSize, total: max(1, (facts.usedBytes + pageSize - 1) / pageSize))
-
         let handle = try connection.open()
-        let context = Unmanaged.passUnretained(progress).toOpaque()
-        sqlite3_progress_handler(handle, 1000, { context in
-            Unmanaged<ProgressReporter>.fromOpaque(context!).takeUnretainedValue().tick() ? 1 : 0
-        }, context)
-        defer { sqlite3_progress_handler(handle, 0, nil, nil) }
-
         do {
-            // A read-only source cannot take an exclusive lock: a shared one
-            // keeps writers out for the export.
-            try connection.run(sqlite3_db_readonly(handle, "main") == 1 ? "BEGIN DEFERRED" : "BEGIN EXCLUSIVE")
+            // In place, the source is locked exclusively already; otherwise
+            // its facts and rows are read in one transaction: one snapshot.
+            try connection.run(inPlace ? "BEGIN EXCLUSIVE" : "BEGIN DEFERRED")
+            let facts = try SourceFacts(source)
+            let pageSize: Int
+            if key != nil {
+                pageSize = cipher.effectivePageSize
+            } else {
+                pageSize = try source.fetchScalar(Int.self, "PRAGMA \(target).page_size") ?? 4096
+            }
+            progress.start(pageSize: pageSize, total: max(1, (facts.usedBytes + pageSize - 1) / pageSize))
+            let context = Unmanaged.passUnretained(progress).toOpaque()
+            sqlite3_progress_handler(handle, 1000, { context in
+                Unmanaged<ProgressReporter>.fromOpaque(context!).takeUnretainedValue().tick() ? 1 : 0
+            }, context)
+            defer { sqlite3_progress_handler(handle, 0, nil, nil) }
+
             _ = try connection.firstValue("SELECT sqlcipher_export('\(target)')")
             try connection.run("""
                 PRAGMA \(target).user_version = \(facts.userVersion);
                 PRAGMA \(target).application_id = \(facts.applicationID);
                 """)
             try connection.run("COMMIT")
+            return facts
         } catch {
             // sqlcipher_export reports a failed write as a plain SQLITE_ERROR;
             // the system's errno tells a full disk from other failures.

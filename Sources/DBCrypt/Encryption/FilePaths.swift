@@ -25,14 +25,56 @@ enum FilePaths {
     ///
     /// - throws: ``DatabaseError/cannotOpen(path:reason:)`` for a symbolic link
     ///   to nothing, which a new file would replace instead of filling.
+    /// An existing output that is not a regular file (a device such as
+    /// `/dev/null`, a FIFO, a socket, a directory) is refused, whatever
+    /// replacing is allowed: a new file renamed over it would take its place.
     static func existingTarget(of path: String) throws -> String {
         var info = stat()
         guard lstat(path, &info) == 0 else { return path }
-        guard (info.st_mode & S_IFMT) == S_IFLNK else { return path }
+        if (info.st_mode & S_IFMT) != S_IFLNK {
+            try requireRegularFile(path, info)
+            return path
+        }
         guard stat(path, &info) == 0 else {
             throw DatabaseError.cannotOpen(path: path, reason: "it is a symbolic link to a file that does not exist")
         }
+        try requireRegularFile(path, info)
         return try target(of: path)
+    }
+
+    /// Throws unless `info` (of `path`) is a regular file's.
+    ///
+    /// - throws: ``DatabaseError/isDirectory(path:)``, or
+    ///   ``DatabaseError/cannotOpen(path:reason:)`` naming what it is.
+    static func requireRegularFile(_ path: String, _ info: stat) throws {
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw DatabaseError.isDirectory(path: path)
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFIFO: kind = "a FIFO (named pipe)"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw DatabaseError.cannotOpen(path: path, reason: "it is \(kind), not a regular file, and is never read or replaced as a database: give a file's path")
+    }
+
+    /// A `file:` URI that opens `path` read as it is on disk, its `-wal`
+    /// ignored (SQLite's `immutable` parameter): the path made absolute and
+    /// its `%`, `?` and `#` escaped.
+    static func immutableURI(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var escaped = ""
+        for character in absolute {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return "file://" + escaped + "?immutable=1"
     }
 
     /// Whether both paths name one existing file.

@@ -1,11 +1,15 @@
 import Foundation
 
-/// The files this process has open with
-/// ``Database/Options/exclusiveToThisProcess``, by device and inode (so by
-/// any path or link). A connection to one of them without the option would
-/// take and release ordinary POSIX locks, which replace the process's
-/// exclusive lock: so it is refused.
-final class ExclusiveFiles: @unchecked Sendable {
+/// Database files this process has connections to, by device and inode (so
+/// by any path or link), with how many.
+///
+/// - ``exclusive``: those opened with ``Database/Options/exclusiveToThisProcess``.
+///   A connection to one of them without the option would take and release
+///   ordinary POSIX locks, which replace the process's exclusive lock: so it
+///   is refused.
+/// - ``all``: every file a connection opened. The `-wal` beside a file this
+///   process has open is a live log, checked when the first connection opened.
+final class OpenFiles: @unchecked Sendable {
     // @unchecked: `counts` is touched under `lock` only.
 
     /// A file's identity.
@@ -22,12 +26,15 @@ final class ExclusiveFiles: @unchecked Sendable {
         }
     }
 
-    static let shared = ExclusiveFiles()
+    /// The files held with ``Database/Options/exclusiveToThisProcess``.
+    static let exclusive = OpenFiles()
+    /// Every file a connection of this process has open.
+    static let all = OpenFiles()
     private let lock = NSLock()
     /// How many open connections hold each file.
     private var counts: [ID: Int] = [:]
 
-    /// Whether a connection of this process holds the file at `path` exclusively.
+    /// Whether a connection of this process holds the file at `path`.
     func contains(_ path: String) -> Bool {
         guard let id = ID(path) else { return false }
         lock.lock()
