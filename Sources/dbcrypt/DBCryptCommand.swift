@@ -33,6 +33,14 @@ struct DBCryptCommand: ParsableCommand {
     static func main() {
         signal(SIGXFSZ, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
+        // Swift reads arguments as UTF-8, replacing what is not: two entry
+        // names that differ only in invalid bytes would become one.
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) != nil else {
+                printError("Argument \(index) is not valid UTF-8: dbcrypt reads entry names, paths and SQL as UTF-8 text.")
+                Foundation.exit(ExitCode.validationFailure.rawValue)
+            }
+        }
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.isEmpty {
             printError("Give a command: see 'dbcrypt --help'.")

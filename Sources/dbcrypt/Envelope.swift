@@ -39,7 +39,15 @@ struct Envelope: ParsableCommand {
                 try StandardStreams.print(try envelope.seal(input))
             case .open:
                 guard let text = String(data: input, encoding: .utf8) else { throw SealError.notBase64 }
-                try StandardStreams.write(try envelope.open(text))
+                let opened: Data
+                do {
+                    opened = try envelope.open(text)
+                } catch SealError.authenticationFailed {
+                    // AES-GCM cannot tell a wrong key from an altered envelope.
+                    throw CLIError("The envelope does not open: its key or additional data is not this one, or it was altered.",
+                                   status: ExitStatus.wrongKeyOrNotADatabase)
+                }
+                try StandardStreams.write(opened)
             }
         }
     }

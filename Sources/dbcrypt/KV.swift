@@ -46,6 +46,9 @@ struct KV: ParsableCommand {
     @Flag(help: "set: make the store when the database has none.")
     var create = false
 
+    @Flag(help: "list: print the names as a JSON array.")
+    var json = false
+
     @OptionGroup var databaseKey: KeyOptions
     @OptionGroup var storeKey: StoreKeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
@@ -58,6 +61,7 @@ struct KV: ParsableCommand {
             if key != nil { throw ValidationError("kv \(action.rawValue) takes no entry key.") }
         }
         if create && action != .set { throw ValidationError("--create goes with kv set.") }
+        if json && action != .list { throw ValidationError("--json goes with kv list.") }
     }
 
     func run() throws {
@@ -93,6 +97,27 @@ struct KV: ParsableCommand {
         }
     }
 
+    /// `name` on one line that no other name prints as: a backslash, a
+    /// quote, control characters and line separators escaped (`\\`, `\"`, `\n`, `\u{7f}`),
+    /// and the empty name as `""`.
+    static func listed(_ name: String) -> String {
+        guard !name.isEmpty else { return "\"\"" }
+        var line = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "\\": line += "\\\\"
+            case "\"": line += "\\\""
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            case "\t": line += "\\t"
+            case _ where [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory):
+                line += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
+    }
+
     /// Runs the action; `value` is what `set` stores.
     private func perform(on sealed: SealedStore, value: Data?) throws {
         switch action {
@@ -107,7 +132,12 @@ struct KV: ParsableCommand {
         case .remove:
             guard try sealed.remove(key!) else { throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".") }
         case .list:
-            for name in try sealed.keys(withPrefix: prefix) { try StandardStreams.print(name) }
+            let names = try sealed.keys(withPrefix: prefix)
+            if json {
+                try StandardStreams.print(JSONValue.array(names.map(JSONValue.string)).encoded)
+            } else {
+                for name in names { try StandardStreams.print(Self.listed(name)) }
+            }
         case .rotate:
             let before = try sealed.entriesUnderOlderKeys()
             try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))

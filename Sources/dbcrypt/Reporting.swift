@@ -33,7 +33,8 @@ func reportingErrors(_ body: () throws -> Void) throws {
         printError(error.description)
         switch error {
         case .wrongCredential, .wrongKey: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
-        case .storeDamaged: throw ExitCode(ExitStatus.damaged)
+        // A value altered in the file is damage, as an altered name is.
+        case .storeDamaged, .authenticationFailed: throw ExitCode(ExitStatus.damaged)
         default: throw ExitCode(ExitStatus.failure)
         }
     } catch let error as DatabaseError {

@@ -114,8 +114,9 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertEqual(try store.getString("second"), "two", "the value is still found by its name")
     }
 
-    /// Names are stored encrypted, as long as they are, and a name with any
-    /// byte altered in the file does not list (the tag authenticates it).
+    /// Names are stored encrypted, padded to 32 bytes, and a name with any
+    /// byte altered in the file, padding included, does not list (the tag
+    /// authenticates it).
     func testANameAlteredInTheFileIsDamage() throws {
         let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
         let store = try makeStore(queue)
@@ -123,7 +124,7 @@ final class SealedStoreTests: XCTestCase {
         let tag = try store.keys.tag("user.1.token")
         let sealed = try queue.read { db in try db.fetchScalar(Data.self, "SELECT name FROM dbcrypt_sealed_entry WHERE tag = ?", [tag]) }
         let stored = try XCTUnwrap(sealed)
-        XCTAssertEqual(stored.count, "user.1.token".utf8.count)
+        XCTAssertEqual(stored.count, 32)
         XCTAssertNotEqual(stored, Data("user.1.token".utf8))
         for index in stored.indices {
             for flip: UInt8 in [0x01, 0x80] {
@@ -137,6 +138,33 @@ final class SealedStoreTests: XCTestCase {
         }
         try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [stored, tag]) }
         XCTAssertEqual(try store.keys(), ["user.1.token"])
+    }
+
+    /// The file tells a name's length only to within 32 bytes (it used to
+    /// tell it exactly). A name stored unpadded, as before, still lists and
+    /// opens, and is padded when its entry is set again or the data key
+    /// rotated.
+    func testNamesArePaddedAndUnpaddedOnesStillOpen() throws {
+        let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
+        let store = try makeStore(queue)
+        let names = ["a", String(repeating: "b", count: 31), String(repeating: "c", count: 32), String(repeating: "d", count: 70)]
+        for name in names { try store.set("v", for: name) }
+        func storedLength(_ name: String) throws -> Int? {
+            try queue.read { db in try db.fetchScalar(Int.self, "SELECT length(name) FROM dbcrypt_sealed_entry WHERE tag = ?",
+                                                      [try store.keys.tag(name)]) }
+        }
+        XCTAssertEqual(try names.map(storedLength), [32, 32, 64, 96])
+        // As a store written before padding holds it.
+        let legacy = try store.keys.nameCipher.apply(Data("a".utf8), tag: try store.keys.tag("a"))
+        try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [legacy, try store.keys.tag("a")]) }
+        XCTAssertEqual(try storedLength("a"), 1)
+        XCTAssertEqual(try store.keys(), names.sorted())
+        try store.set("w", for: "a")
+        XCTAssertEqual(try storedLength("a"), 32)
+        try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [legacy, try store.keys.tag("a")]) }
+        try store.rotateDataKey()
+        XCTAssertEqual(try storedLength("a"), 32)
+        XCTAssertEqual(try store.keys(), names.sorted())
     }
 
     /// A value moved onto another key, into another store of the same

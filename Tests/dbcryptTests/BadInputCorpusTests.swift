@@ -40,6 +40,7 @@ final class BadInputCorpusTests: XCTestCase {
         try write("truncated-plain.db", plain.prefix(1500))
         try write("truncated.db", encrypted.prefix(1000))
         try write("truncated2.db", encrypted.prefix(6000))
+        try write("junk.db", encrypted + (try contents(path("random.bin"))))   // a page of junk appended
         try FileManager.default.createDirectory(atPath: path("dir.db"), withIntermediateDirectories: false)
         XCTAssertEqual(symlink("missing.db", path("dangling.db")), 0)
         XCTAssertEqual(symlink("loop.db", path("loop.db")), 0)
@@ -151,6 +152,10 @@ final class BadInputCorpusTests: XCTestCase {
             add(damaged + key, 4, damaged[0] == "check" ? "damaged-log.db is damaged" : "frame 0 is damaged (2 committed transactions")
             let foreign = command("foreign-log.db")
             add(foreign + key, 4, foreign[0] == "check" ? "foreign-log.db is damaged" : "foreign-log.db-wal does not decrypt with the key")
+        }
+        // Junk past the last page is damage in every command that reads the whole file.
+        for command in [["decrypt", "junk.db", "-o", "out.db"], ["rekey", "junk.db", "--new-key-env", "OTHER"], ["check", "junk.db"]] {
+            add(command + key, 4, command[0] == "check" ? "junk.db is damaged" : "junk.db is damaged (4096 bytes past its last page")
         }
         // A plaintext header with a wrong key, or a wrong salt, is a wrong key.
         for command in [["check", "header.db"], ["info", "header.db"], ["decrypt", "header.db", "-o", "out.db"],

@@ -63,6 +63,65 @@ final class KVCommandTests: XCTestCase {
 
     /// A user who may only read the database: get and list work; set is
     /// refused in one sentence and changes nothing.
+    /// Names that are not valid UTF-8 are refused (Swift would replace the
+    /// bytes, so that `inv\xfe` overwrote `inv\xff`); names with a newline,
+    /// a quote, a backslash, or none at all, list as themselves.
+    func testNamesAreUTF8AndListAsThemselves() throws {
+        XCTAssertEqual(try kv(["set", "seed", "--create"], input: Data("0".utf8)).status, 0)
+        for bytes in ["inv\\376", "inv\\377"] {
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments = ["-c", "exec \"$0\" kv app.db set \"$(printf '\(bytes)')\" --key-env KEY --store-key-env STORE", dbcryptPath]
+            shell.currentDirectoryURL = work
+            shell.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let errors = Pipe()
+            shell.standardInput = FileHandle.nullDevice
+            shell.standardError = errors
+            try shell.run()
+            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            shell.waitUntilExit()
+            XCTAssertEqual(shell.terminationStatus, 64, said)
+            XCTAssertEqual(said, "dbcrypt: Argument 4 is not valid UTF-8: dbcrypt reads entry names, paths and SQL as UTF-8 text.\n")
+        }
+        let names = ["a\nb", "a\\nb", "", "\"\"", "tab\there", "line\u{2028}sep"]
+        for name in names { XCTAssertEqual(try kv(["set", name], input: Data(name.utf8)).status, 0, name) }
+        let listed = try kv(["list"]).stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        XCTAssertEqual(Set(listed), [#"a\nb"#, #"a\\nb"#, #""""#, #"\"\""#, #"tab\there"#, #"line\u{2028}sep"#, "seed"])
+        let json = try kv(["list", "--json"]).stdout
+        let decoded = try JSONDecoder().decode([String].self, from: Data(json.utf8))
+        XCTAssertEqual(Set(decoded), Set(names + ["seed"]))
+        for name in names { XCTAssertEqual(try kv(["get", name]).stdout, name) }
+    }
+
+    /// A value or a name altered in the file is the same kind of damage,
+    /// status 4 (a value was status 1). An envelope that does not open is
+    /// status 3, in the envelope's own words.
+    func testAlteredValuesAndNamesAreDamageAndEnvelopesSaySo() throws {
+        XCTAssertEqual(try kv(["set", "a", "--create"], input: Data("1".utf8)).status, 0)
+        XCTAssertEqual(try kv(["set", "b"], input: Data("2".utf8)).status, 0)
+        for column in ["value", "name"] {
+            // Every row gets the last row's value (or name): one of them is moved.
+            let move = "UPDATE dbcrypt_sealed_entry SET \(column) = (SELECT \(column) FROM dbcrypt_sealed_entry ORDER BY tag DESC LIMIT 1)"
+            XCTAssertEqual(try dbcrypt(["sql", "app.db", move, "--key-env", "KEY"], environment: environment, in: work).status, 0)
+            if column == "value" {
+                let statuses = try ["a", "b"].map { try kv(["get", $0]).status }
+                XCTAssertEqual(statuses.sorted(), [0, 4], "one value moved, one in place")
+            } else {
+                let run = try kv(["list"])
+                XCTAssertEqual(run.status, 4, run.stderr)
+            }
+            // Set again, both are whole again.
+            XCTAssertEqual(try kv(["set", "a"], input: Data("1".utf8)).status, 0)
+            XCTAssertEqual(try kv(["set", "b"], input: Data("2".utf8)).status, 0)
+        }
+        XCTAssertEqual(try kv(["list"]).stdout, "a\nb\n")
+        let keyEnv = ["ENVELOPE_KEY": String(repeating: "ab", count: 32), "OTHER_KEY": String(repeating: "cd", count: 32)]
+        let sealed = try dbcrypt(["envelope", "seal", "--key-env", "ENVELOPE_KEY"], environment: keyEnv, input: Data("hi".utf8))
+        let opened = try dbcrypt(["envelope", "open", "--key-env", "OTHER_KEY"], environment: keyEnv, input: Data(sealed.stdout.utf8))
+        XCTAssertEqual(opened.status, 3)
+        XCTAssertEqual(opened.stderr, "dbcrypt: The envelope does not open: its key or additional data is not this one, or it was altered.\n")
+    }
+
     func testReadingNeedsNoWriteAccess() throws {
         try XCTSkipUnless(geteuid() == 0, "reading as another user needs root")
         XCTAssertEqual(try kv(["set", "k", "--create"], input: Data("v".utf8)).status, 0)
@@ -113,8 +172,8 @@ final class KVCommandTests: XCTestCase {
             XCTAssertEqual(opened.stdout, "from python")
             let other = try dbcrypt(["envelope", "open", "--additional-data", "other"] + flags, environment: env, in: work,
                                     input: Data(lines[1].utf8))
-            XCTAssertEqual(other.status, 1)
-            XCTAssertTrue(other.stderr.contains("does not authenticate"), other.stderr)
+            XCTAssertEqual(other.status, 3)
+            XCTAssertTrue(other.stderr.contains("The envelope does not open"), other.stderr)
         }
     }
 }

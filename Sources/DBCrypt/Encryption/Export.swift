@@ -269,6 +269,7 @@ struct Export {
             // its facts and rows are read in one transaction: one snapshot.
             try connection.run(inPlace ? "BEGIN EXCLUSIVE" : "BEGIN DEFERRED")
             let facts = try SourceFacts(source)
+            try requireNothingPastTheLastPage(of: source)
             let pageSize: Int
             if key != nil {
                 pageSize = cipher.effectivePageSize
@@ -295,6 +296,23 @@ struct Export {
             let systemError = sqlite3_system_errno(handle)
             if source.isInsideTransaction { try? connection.run("ROLLBACK") }
             throw translate(error, systemError: systemError)
+        }
+    }
+
+    /// Refuses a source file longer than its pages (junk appended, or a
+    /// damaged header), as `dbcrypt check` does: no SQLite reads those bytes,
+    /// and a copy would drop them without a word. With frames in its log
+    /// the file may be longer until the next checkpoint truncates it.
+    ///
+    /// - throws: ``DatabaseError/damaged(path:reason:)``.
+    private func requireNothingPastTheLastPage(of source: Database) throws {
+        guard !WriteAheadLogFile.hasFrames(besideDatabaseAt: sourcePath) else { return }
+        let pageSize = try source.fetchScalar(Int64.self, "PRAGMA main.page_size") ?? 0
+        let pages = try source.fetchScalar(Int64.self, "PRAGMA main.page_count") ?? 0
+        let extra = SiblingFile.size(of: sourcePath) - pages * pageSize
+        if extra > 0 {
+            throw DatabaseError.damaged(
+                path: sourcePath, reason: "\(extra) bytes past its last page, page \(pages), which no SQLite reads: dbcrypt check names them")
         }
     }
 

@@ -5,7 +5,8 @@ import Foundation
 /// lookup tag as the counter block. With the tag (an HMAC of the name, see
 /// ``LookupKey``) this is the SIV construction: deterministic, and
 /// authenticated by recomputing the tag of the decrypted name (which
-/// ``StoreKeys/openName(_:tag:)`` does). A sealed name is as long as the name.
+/// ``StoreKeys/openName(_:tag:)`` does). It keeps the length of what it
+/// encrypts: ``StoreKeys/sealName(_:tag:)`` pads names first.
 final class NameCipher: @unchecked Sendable {
     // @unchecked: the C key locks itself.
 

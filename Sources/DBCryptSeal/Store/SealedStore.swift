@@ -59,12 +59,11 @@ public final class SealedStore: @unchecked Sendable {
         let salt: Data? = if case .passphrase = credential { StoreSchema.random16() } else { nil }
         let kdf: KeyDerivation? = salt == nil ? nil : keyDerivation
         let kek = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
-        let opened: StoreKeys = try writer.write { db in
+        let made: StoreKeys? = try writer.write { db in
             try db.execute(StoreSchema.create)
-            // Another connection may have made it meanwhile: open that one.
-            if let header = try StoreSchema.header(db, store: name) {
-                return try Self.keys(header, kek: kek, db: db, store: name)
-            }
+            // Another connection (another process) made it meanwhile, with
+            // its own salt: it is opened below, with a key derived from that salt.
+            if try StoreSchema.header(db, store: name) != nil { return nil }
             let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
             let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
             let kdfText = try StoreSchema.kdfText(kdf)
@@ -75,7 +74,13 @@ public final class SealedStore: @unchecked Sendable {
             try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, 1, ?)", [name, wrappedDataKey])
             return StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
         }
-        storedKeys = opened
+        if let made {
+            storedKeys = made
+        } else if let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) {
+            storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
+        } else {
+            throw SealError.noSuchStore(name: name)
+        }
     }
 
     /// Whether the database behind `reader` has a store named `name`.
@@ -85,9 +90,24 @@ public final class SealedStore: @unchecked Sendable {
         try reader.read { db in try StoreSchema.header(db, store: name) != nil }
     }
 
+    /// The keys of the store whose header was `header`. The derivation takes
+    /// a while, during which another process may rotate the data key (and
+    /// retire the one `header` names current) or change the passphrase: so
+    /// the keys are read with the header again, in one snapshot, and the
+    /// key derived again when the salt changed meanwhile.
     private static func open(_ header: StoreSchema.Header, credential: StoreCredential, writer: some DatabaseWriter, store: String) throws -> StoreKeys {
-        let kek = try StoreKeys.keyEncryptionKey(credential, kdf: header.kdf, salt: header.salt)
-        return try writer.read { db in try keys(header, kek: kek, db: db, store: store) }
+        var derivedFor = header
+        for _ in 0..<8 {
+            let kek = try StoreKeys.keyEncryptionKey(credential, kdf: derivedFor.kdf, salt: derivedFor.salt)
+            let (opened, now): (StoreKeys?, StoreSchema.Header) = try writer.read { db in
+                guard let now = try StoreSchema.header(db, store: store) else { throw SealError.noSuchStore(name: store) }
+                guard now.salt == derivedFor.salt && now.kdf == derivedFor.kdf else { return (nil, now) }
+                return (try Self.keys(now, kek: kek, db: db, store: store), now)
+            }
+            if let opened { return opened }
+            derivedFor = now
+        }
+        throw SealError.wrongCredential(reason: "store \"\(store)\" changed its passphrase again and again while it was being opened")
     }
 
     /// Unwraps the name key and every data key of `header`'s store with `kek`.
@@ -305,11 +325,13 @@ extension SealedStore {
             let keys = try keysForWriting()
             let tag = try keys.tag(key)
             let sealed = try keys.sealEntry(value, name: key)
-            try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ? WHERE store = ? AND tag = ?")
-                .execute(values: sealed, store.name, tag)
+            // The name is written again too: one stored before names were padded gets padded.
+            let sealedName = try keys.sealName(key, tag: tag)
+            try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ?, name = ? WHERE store = ? AND tag = ?")
+                .execute(values: sealed, sealedName, store.name, tag)
             if db.changes == 0 {
                 try db.cachedStatement("INSERT INTO dbcrypt_sealed_entry(store, tag, name, value) VALUES (?, ?, ?, ?)")
-                    .execute(values: store.name, tag, try keys.sealName(key, tag: tag), sealed)
+                    .execute(values: store.name, tag, sealedName, sealed)
             }
         }
 

@@ -111,8 +111,9 @@ extension SealedStore {
                     var plaintext = try keys.openEntry(row.value, name: name)
                     defer { plaintext.resetBytes(in: 0..<plaintext.count) }
                     let resealedValue = try plaintext.withUnsafeBytes { try keys.sealEntry($0, name: name) }
-                    try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ? WHERE store = ? AND tag = ?")
-                        .execute(values: resealedValue, self.name, row.tag)
+                    // The name again too: one stored before names were padded gets padded.
+                    try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ?, name = ? WHERE store = ? AND tag = ?")
+                        .execute(values: resealedValue, try keys.sealName(name, tag: row.tag), self.name, row.tag)
                     resealed += 1
                 }
                 if rows.count < Self.rotationBatch {

@@ -135,17 +135,30 @@ final class StoreKeys: Sendable {
     /// The tag of the row that holds entry `name`.
     func tag(_ name: String) throws -> Data { try lookup.tag(name) }
 
-    /// The stored form of entry `name`, whose tag is `tag`.
+    /// Stored names are padded to a multiple of this many bytes, so that the
+    /// file tells a name's length only to within it.
+    static let nameBucket = 32
+
+    /// The stored form of entry `name`, whose tag is `tag`: its UTF-8 bytes,
+    /// then 0x80 and zeros up to a multiple of ``nameBucket``, encrypted.
     func sealName(_ name: String, tag: Data) throws -> Data {
-        try nameCipher.apply(Data(name.utf8), tag: tag)
+        var padded = Data(name.utf8)
+        padded.append(0x80)
+        padded.append(Data(count: (Self.nameBucket - padded.count % Self.nameBucket) % Self.nameBucket))
+        return try nameCipher.apply(padded, tag: tag)
     }
 
-    /// The entry name stored as ``sealName(_:tag:)``, authenticated: its tag
-    /// must be the row's.
+    /// The entry name stored as ``sealName(_:tag:)``, or unpadded as stores
+    /// wrote names before they were padded, authenticated: its tag must be
+    /// the row's, so only one reading can match.
     /// - Throws: ``SealError/storeDamaged(reason:)`` when it is not.
     func openName(_ sealed: Data, tag: Data) throws -> String {
-        guard let name = String(data: try nameCipher.apply(sealed, tag: tag), encoding: .utf8),
-              try lookup.matches(name, tag: tag) else {
+        let bytes = try nameCipher.apply(sealed, tag: tag)
+        if bytes.count % Self.nameBucket == 0, let marker = bytes.lastIndex(where: { $0 != 0 }), bytes[marker] == 0x80,
+           let name = String(data: bytes[..<marker], encoding: .utf8), try lookup.matches(name, tag: tag) {
+            return name
+        }
+        guard let name = String(data: bytes, encoding: .utf8), try lookup.matches(name, tag: tag) else {
             throw SealError.storeDamaged(reason: "an entry's sealed name does not match its row")
         }
         return name
