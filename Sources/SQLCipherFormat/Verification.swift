@@ -25,7 +25,8 @@ public struct PageDamage: Sendable, Hashable, CustomStringConvertible {
         case wal(frame: Int)
     }
 
-    /// The page number, or nil for a WAL file's header.
+    /// The page number, or nil for a WAL file's header (or a frame whose
+    /// header is too damaged to tell).
     public let page: Int?
     /// The file it is in.
     public let location: Location
@@ -49,7 +50,8 @@ public struct PageDamage: Sendable, Hashable, CustomStringConvertible {
         case .database:
             return "page \(page ?? 0) (\(bytes)): \(kind.rawValue)"
         case let .wal(frame):
-            return page.map { "WAL frame \(frame), page \($0) (\(bytes)): \(kind.rawValue)" } ?? "WAL header (\(bytes)): \(kind.rawValue)"
+            if let page { return "WAL frame \(frame), page \(page) (\(bytes)): \(kind.rawValue)" }
+            return kind == .badHeader ? "WAL header (\(bytes)): \(kind.rawValue)" : "WAL frame \(frame) (\(bytes)): \(kind.rawValue)"
         }
     }
 }
@@ -119,8 +121,8 @@ extension EncryptedDatabaseFile {
     /// Checks every frame of the current log in the `-wal` beside the file,
     /// as ``verify(progress:)`` does: its header, and each frame's HMAC,
     /// salts and checksum. A log the file ends inside its last frame is not
-    /// damage (a process killed while appending), nor are the salts and
-    /// checksums of frames after the last commit (SQLite ignores them).
+    /// damage (a process killed while appending), nor are frames after the
+    /// last commit (SQLite ignores them).
     ///
     /// - returns: the frames of the current log, and the damage found.
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``.
@@ -134,15 +136,16 @@ extension EncryptedDatabaseFile {
         if !log.headerIsValid {
             damage.append(PageDamage(page: nil, location: .wal(frame: 0), byteRange: 0..<Int64(WriteAheadLog.headerSize), kind: .badHeader))
         }
-        // Frames after the last commit are a transaction never committed, or
-        // one rolled back after it spilled to the log: SQLite ignores them,
-        // and their chain is no damage (their HMAC still is). A frame at or
-        // before the last commit that breaks the chain is, even the last
-        // one: a commit whose checksum changed on disk is dropped silently.
+        // Frames after the last commit are a transaction never committed, one
+        // rolled back after it spilled to the log, or a frame a killed writer
+        // left half written over an earlier log's: SQLite never reads them,
+        // and nothing in them is damage. A frame at or before the last commit
+        // that breaks the chain is, even the last one: a commit whose checksum
+        // changed on disk is dropped silently.
         var frameDamage: [(index: Int, damage: PageDamage)] = []
         var lastCommit = -1
         var frames = 0
-        try log.scan({ frame, page in
+        let stop = try log.scan({ frame, page in
             frames += 1
             if frame.commitSize != 0 { lastCommit = frame.index }
             // The frame's header is in the range: its page number is part of the HMAC.
@@ -151,42 +154,51 @@ extension EncryptedDatabaseFile {
                 frameDamage.append((frame.index, PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: kind)))
             }
         }, cutShort: { _, _ in })
-        damage += frameDamage.filter { $0.index <= lastCommit || $0.damage.kind != .walFrameHeader }.map(\.damage)
+        if let stop, try log.commitsWithTheLogsSalts(from: stop + 1) > 0 {
+            // A frame with neither the log's salts nor its chain, and commits of this log after it.
+            let start = Int64(WriteAheadLog.headerSize) + Int64(stop) * Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
+            frameDamage.append((stop, PageDamage(page: nil, location: .wal(frame: stop),
+                                                 byteRange: start..<start + Int64(WriteAheadLog.frameHeaderSize + log.pageSize),
+                                                 kind: .walFrameHeader)))
+            lastCommit = Int.max
+        }
+        damage += frameDamage.filter { $0.index <= lastCommit }.map(\.damage)
         return (frames, damage)
     }
 
-    /// The frames SQLite would read from the `-wal` beside `databasePath`
-    /// (up to its last commit, or to a break in the chain) that do not
-    /// authenticate with `key`: the log is another database's, or changed.
-    /// Only the log is read, never the database file, whose descriptor a
-    /// plain open and close would take this process's locks from; so the
-    /// key's settings and the file's `salt` are given, as the caller found
-    /// them on page 1. Frames after the last commit are not looked at: a
-    /// writer may be appending them.
+    /// Authenticates the frames SQLite would read from the `-wal` beside
+    /// `databasePath` (up to its last commit, before any break in the chain)
+    /// with `key`: those that do not authenticate mean the log is another
+    /// database's, or changed. Only the log is read, never the database
+    /// file, whose descriptor a plain open and close would take this
+    /// process's locks from; so the key's settings and the file's `salt` are
+    /// given, as the caller found them on page 1. Frames after the last
+    /// commit do not count: a writer may be appending them.
     ///
+    /// - returns: how many frames authenticate, and the damage of those that do not.
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``,
     ///   ``SQLCipherFormatError/invalidParameters(_:)``.
-    public static func unauthenticatedLogFrames(besideDatabaseAt databasePath: String, key: FileKey, salt: [UInt8],
-                                                parameters: CipherParameters) throws -> [PageDamage] {
+    public static func authenticateLog(besideDatabaseAt databasePath: String, key: FileKey, salt: [UInt8],
+                                       parameters: CipherParameters) throws -> (authenticated: Int, failing: [PageDamage]) {
         try parameters.validate()
-        guard let log = try WriteAheadLog.beside(databasePath, pageSize: parameters.pageSize), log.headerIsValid else { return [] }
+        guard let log = try WriteAheadLog.beside(databasePath, pageSize: parameters.pageSize), log.headerIsValid else { return (0, []) }
         let encryptionKey = try PageCipher.encryptionKey(key, salt: key.salt ?? salt, kdfHash: parameters.kdfHash,
                                                          iterations: parameters.kdfIterations)
         let cipher = try PageCipher(encryptionKey: encryptionKey, salt: key.salt ?? salt, parameters: parameters)
-        guard cipher.authenticates else { return [] }
-        var failing: [PageDamage] = []
+        guard cipher.authenticates else { return (0, []) }
+        var results: [(index: Int, damage: PageDamage?)] = []
         var lastCommit = -1
         var broken = false
         try log.scan({ frame, page in
             guard !broken else { return }
             guard frame.headerMatches else { broken = true; return }
             if frame.commitSize != 0 { lastCommit = frame.index }
-            if !cipher.authenticates(page, number: frame.pageNumber) {
-                let whole = frame.offset..<log.pageRange(of: frame).upperBound
-                failing.append(PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: .hmacMismatch))
-            }
+            let whole = frame.offset..<log.pageRange(of: frame).upperBound
+            results.append((frame.index, cipher.authenticates(page, number: frame.pageNumber) ? nil
+                : PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: .hmacMismatch)))
         }, cutShort: { _, _ in })
-        return failing.filter { if case let .wal(index) = $0.location { index <= lastCommit } else { true } }
+        let read = results.filter { $0.index <= lastCommit }
+        return (read.filter { $0.damage == nil }.count, read.compactMap(\.damage))
     }
 
     /// What is wrong with one whole page, or nil.

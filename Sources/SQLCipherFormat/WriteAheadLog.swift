@@ -80,8 +80,12 @@ struct WriteAheadLog {
     /// and does not make its frames damaged: the chain then starts from the
     /// checksum the header stores or from the one its bytes give (whichever
     /// the first frame continues), and the salts are the first frame's.
-    func scan(_ visit: (Frame, UnsafeRawBufferPointer) throws -> Void, cutShort: (Int, Range<Int64>) throws -> Void) throws {
-        guard reader.size >= Int64(Self.headerSize) else { return }
+    ///
+    /// - returns: the index of the frame the scan stopped at, when it stopped
+    ///   before the end of the file.
+    @discardableResult
+    func scan(_ visit: (Frame, UnsafeRawBufferPointer) throws -> Void, cutShort: (Int, Range<Int64>) throws -> Void) throws -> Int? {
+        guard reader.size >= Int64(Self.headerSize) else { return nil }
         let frameSize = Self.frameHeaderSize + pageSize
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: frameSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -94,7 +98,7 @@ struct WriteAheadLog {
             let got = try reader.read(into: buffer, at: offset)
             guard got == frameSize else {
                 try cutShort(index, offset..<reader.size)
-                return
+                return nil
             }
             let header = UnsafeRawBufferPointer(rebasing: buffer[0..<Self.frameHeaderSize])
             let page = UnsafeRawBufferPointer(rebasing: buffer[Self.frameHeaderSize...])
@@ -120,7 +124,7 @@ struct WriteAheadLog {
             }
             if index == 0, !headerIsValid, continues { salts = Array(header[8..<16]) }
             let saltsMatch = header[8..<16].elementsEqual(salts)
-            guard saltsMatch || continues else { return }
+            guard saltsMatch || continues else { return index }
             let frame = Frame(index: index, pageNumber: Self.word(header, 0, bigEndian: true),
                               commitSize: Self.word(header, 4, bigEndian: true), offset: offset,
                               headerMatches: saltsMatch && continues)
@@ -129,6 +133,23 @@ struct WriteAheadLog {
             index += 1
             offset += Int64(frameSize)
         }
+        return nil
+    }
+
+    /// The commit frames from frame `index` on that carry the log's salts.
+    /// A log is written from its start, every frame with its salts, so such
+    /// a frame after one that has neither the salts nor the chain (a sector
+    /// zeroed, say) is a commit of this log that SQLite will never read.
+    func commitsWithTheLogsSalts(from index: Int) throws -> Int {
+        let frameSize = Int64(Self.frameHeaderSize + pageSize)
+        var commits = 0
+        var offset = Int64(Self.headerSize) + Int64(index) * frameSize
+        while offset + frameSize <= reader.size {
+            let header = try reader.read(Self.frameHeaderSize, at: offset)
+            if Array(header[8..<16]) == salts && Self.word(header, 4, bigEndian: true) != 0 { commits += 1 }
+            offset += frameSize
+        }
+        return commits
     }
 
     /// SQLite's WAL checksum over `bytes` (a multiple of 8), from `seed`.
@@ -197,7 +218,9 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
         }
         let log = try WriteAheadLog(reader: reader, pageSize: pageSize)
         var chain = ChainBreak(headerIsValid: log.headerIsValid)
-        try log.scan({ frame, _ in chain.visit(frame) }, cutShort: { _, _ in })
+        if let stop = try log.scan({ frame, _ in chain.visit(frame) }, cutShort: { _, _ in }) {
+            chain.stopped(at: stop, commitsAfter: try log.commitsWithTheLogsSalts(from: stop + 1))
+        }
         guard chain.losesCommits else { return nil }
         return WriteAheadLogDamage(frame: chain.lossFrame, lostCommits: chain.commitsLost)
     }
@@ -226,6 +249,14 @@ struct ChainBreak {
         } else if frame.commitSize != 0 {
             commitsLost += 1
         }
+    }
+
+    /// The scan stopped at frame `index`, neither its salts nor its chain
+    /// this log's, with `commitsAfter` commits of this log after it.
+    mutating func stopped(at index: Int, commitsAfter: Int) {
+        guard commitsAfter > 0 else { return }
+        if firstBroken == nil { firstBroken = index }
+        commitsLost += commitsAfter
     }
 
     /// Whether SQLite would drop committed transactions.

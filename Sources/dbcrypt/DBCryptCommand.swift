@@ -58,14 +58,16 @@ struct DBCryptCommand: ParsableCommand {
         }
     }
 
-    /// The first option or flag named twice before a `--`, which the parser
-    /// would take the last of silently (`--key-env A --key-env B`).
+    /// The first option or flag named twice before a `--`, by any of its
+    /// names (`-o A --output B`, `-oA`), which the parser would take the
+    /// last of silently (`--key-env A --key-env B`).
     static func repeatedOption(in arguments: [String]) -> String? {
+        let longNames = ["-o": "--output", "-h": "--help"]
         var seen: Set<String> = []
         for argument in arguments {
             if argument == "--" { break }
             guard argument.hasPrefix("-"), argument.count > 1, !argument.dropFirst().allSatisfy(\.isNumber) else { continue }
-            let name = String(argument.prefix { $0 != "=" })
+            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : longNames[String(argument.prefix(2))] ?? argument
             if !seen.insert(name).inserted { return name }
         }
         return nil

@@ -80,20 +80,30 @@ struct KV: ParsableCommand {
                     return try DatabaseQueue(path: database, key: dbKey, options: options)
                 }
             }
-            // The value first: nothing is made or changed when it cannot be read.
-            var value: Data?
-            if action == .set {
-                if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
-                value = try StandardStreams.readInput()
+            try closing(database, close: queue.close, closeWithoutCheckpoint: queue.closeWithoutCheckpoint) {
+                // The value first: nothing is made or changed when it cannot be read.
+                var value: Data?
+                if action == .set {
+                    if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
+                    value = try StandardStreams.readInput()
+                }
+                let exists = try SealedStore.exists(store, in: queue)
+                guard exists || create else {
+                    throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
+                }
+                let credential = try storeKey.credential(store: store, confirm: !exists)
+                if !exists, action == .set, let key, let value {
+                    // Made in the same transaction as its first entry: never left empty.
+                    _ = try namingDamage(of: database) {
+                        try SealedStore(queue, name: store, credential: credential, create: create) { entries in
+                            try entries.set(value, for: key)
+                        }
+                    }
+                    return
+                }
+                let sealed = try namingDamage(of: database) { try SealedStore(queue, name: store, credential: credential, create: create) }
+                try namingDamage(of: database) { try perform(on: sealed, value: value) }
             }
-            let exists = try SealedStore.exists(store, in: queue)
-            guard exists || create else {
-                throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
-            }
-            let credential = try storeKey.credential(store: store, confirm: !exists)
-            let sealed = try namingDamage(of: database) { try SealedStore(queue, name: store, credential: credential, create: create) }
-            try namingDamage(of: database) { try perform(on: sealed, value: value) }
-            try queue.close()
         }
     }
 

@@ -19,7 +19,8 @@ func openForReading(_ path: String, key: DatabaseKey?, options: Database.Options
         writable.create = false
         let journal = path + "-journal"
         do {
-            try Database(path: path, key: key, options: writable).close()
+            // Rolled back at open; the log, if any, is left as it is.
+            try Database(path: path, key: key, options: writable).closeWithoutCheckpoint()
         } catch let error as DatabaseError {
             // SQLite rolls a journal back before it reads the first page, so
             // even a wrong key may have rolled it back.
@@ -48,13 +49,20 @@ private func noteRollback(_ path: String) {
 /// changed): a run that failed, or only read, leaves the database, its
 /// `-wal` and `-shm` as they were.
 func closing<T>(_ db: Database, at path: String, _ body: () throws -> T) throws -> T {
+    try closing(path, close: db.close, closeWithoutCheckpoint: db.closeWithoutCheckpoint, body)
+}
+
+/// ``closing(_:at:_:)`` for a connection closed by `close` (with SQLite's
+/// checkpoint) or `closeWithoutCheckpoint`: a queue's.
+func closing<T>(_ path: String, close: () throws -> Void, closeWithoutCheckpoint: () throws -> Void,
+                _ body: () throws -> T) throws -> T {
     let log = LogState(path)
     do {
         let result = try body()
-        if LogState(path) != log { db.close() } else { db.closeWithoutCheckpoint() }
+        if LogState(path) != log { try close() } else { try closeWithoutCheckpoint() }
         return result
     } catch {
-        db.closeWithoutCheckpoint()
+        try? closeWithoutCheckpoint()
         throw error
     }
 }

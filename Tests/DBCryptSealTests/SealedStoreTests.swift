@@ -75,6 +75,25 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertEqual(printed, "1 default False\n")
     }
 
+    /// A store is made in the same transaction as its first entry: a first
+    /// write that fails leaves no store, and one that succeeds is there.
+    func testAStoreIsMadeWithItsFirstEntryOrNotAtAll() throws {
+        struct Refused: Error {}
+        let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
+        XCTAssertThrowsError(try SealedStore(queue, credential: .passphrase("p"), keyDerivation: fastKDF) { entries in
+            try entries.set("first", for: "k")
+            throw Refused()
+        })
+        XCTAssertFalse(try SealedStore.exists("default", in: queue))
+        let store = try SealedStore(queue, credential: .passphrase("p"), keyDerivation: fastKDF) { entries in
+            try entries.set("first", for: "k")
+        }
+        XCTAssertEqual(try store.getString("k"), "first")
+        // An existing store runs the first write in a transaction of its own.
+        _ = try SealedStore(queue, credential: .passphrase("p"), keyDerivation: fastKDF) { entries in try entries.set("second", for: "k") }
+        XCTAssertEqual(try store.getString("k"), "second")
+    }
+
     func testAWrongPassphraseIsAnErrorAtOpenAndAMissingStoreIsNamed() throws {
         let queue = try DatabaseQueue(path: path("a.db"), key: databaseKey)
         try makeStore(queue).set("x", for: "k")

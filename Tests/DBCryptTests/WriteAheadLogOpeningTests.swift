@@ -70,6 +70,23 @@ final class WriteAheadLogOpeningTests: XCTestCase {
         XCTAssertEqual(try files(), before)
     }
 
+    /// Page 1 of the file torn (a power loss mid-checkpoint) while the log
+    /// holds a newer page 1: the file alone does not open with the key, but
+    /// the log's frames authenticate with it, so it opens, with the log.
+    func testATornFirstPageThatTheLogRepairsOpens() throws {
+        let repaired = dir.appendingPathComponent("repaired.db").path
+        try writeLoggedDatabase(repaired, key: secret, rows: ["one"], loggedFirst: "CREATE TABLE u(b);")
+        var file = try Data(contentsOf: URL(fileURLWithPath: repaired))
+        file[600] ^= 0x01   // inside page 1 (1024 bytes), past its salt
+        try file.write(to: URL(fileURLWithPath: repaired))
+        let db = try Database(path: repaired, key: .passphrase(secret))
+        XCTAssertEqual(try rows(db), ["zero", "one"])
+        XCTAssertEqual(try db.fetchAll(String.self, "SELECT name FROM sqlite_master ORDER BY name"), ["t", "u"])
+        XCTAssertThrowsError(try Database(path: repaired, key: .passphrase("not the key"))) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: repaired))
+        }
+    }
+
     /// An export to another file reads the log's commits and leaves the
     /// source and its log as they were (SQLite rebuilds the -shm index).
     func testAnExportReadsTheLogAndLeavesIt() throws {

@@ -39,6 +39,20 @@ final class WriteAheadLogDamageTests: XCTestCase {
         XCTAssertEqual(damage.map(\.location), [.wal(frame: 1)])
     }
 
+    /// A frame whose salts and checksum are both gone (a sector of zeros)
+    /// stops SQLite, and every scan of the chain, at it: the commits after
+    /// it carry the log's salts, and are found by them.
+    func testAZeroedFrameBeforeCommitsIsNamed() throws {
+        try changeLog { log in
+            log.replaceSubrange((32 + self.frameSize)..<(32 + 2 * self.frameSize), with: Data(count: self.frameSize))
+        }
+        let found = try XCTUnwrap(try WriteAheadLogDamage.find(besideDatabaseAt: path))
+        XCTAssertEqual(found.frame, 1)
+        XCTAssertEqual(found.lostCommits, 1)
+        let damage = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)).verifyLog().damage
+        XCTAssertEqual(damage.map(\.description), ["WAL frame 1 (bytes 1080-2127): WAL frame header mismatch"])
+    }
+
     func testADamagedLogHeaderLosesEveryCommit() throws {
         try changeLog { $0[20] ^= 0x01 }   // a salt: the header's checksum fails
         let found = try XCTUnwrap(try WriteAheadLogDamage.find(besideDatabaseAt: path))
@@ -78,16 +92,18 @@ final class WriteAheadLogDamageTests: XCTestCase {
 
     /// A transaction that spilled to the log and rolled back leaves frames
     /// with the log's salts after the last commit, chained on frames since
-    /// overwritten: not damage.
+    /// overwritten, and a killed writer a frame half written: not damage.
     func testFramesAfterTheLastCommitThatDoNotChainAreLeftovers() throws {
         try changeLog { log in
             var leftover = log[32..<(32 + frameSize)]
             leftover[leftover.startIndex + 4..<leftover.startIndex + 8] = Data([0, 0, 0, 0])   // not a commit
             leftover[leftover.startIndex + 16] ^= 0x01                                        // its chain does not continue
-            log += leftover + leftover
+            var halfWritten = leftover   // a killed writer's: its header, another log's page
+            halfWritten[halfWritten.startIndex + 24 + 500] ^= 0x01
+            log += leftover + halfWritten
         }
         XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
         let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
-        XCTAssertEqual(try file.verifyLog().damage, [], "authentic pages, as leftovers are")
+        XCTAssertEqual(try file.verifyLog().damage, [], "SQLite reads nothing after the last commit")
     }
 }

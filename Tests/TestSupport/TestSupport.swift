@@ -41,9 +41,11 @@ public func runSQLCipherShellUnchecked(_ path: String, _ script: String) throws 
 /// the file and `rows` each committed in its `-wal` only: Debian's
 /// `sqlcipher` shell writes them and is killed before it closes (closing
 /// would checkpoint them into the file). Keyed with `key` (on stdin).
-public func writeLoggedDatabase(_ path: String, key: String, rows: [String] = ["one", "two", "three"],
+/// `loggedFirst` is SQL that runs first in the log (a schema change puts
+/// page 1 there).
+public func writeLoggedDatabase(_ path: String, key: String, rows: [String] = ["one", "two", "three"], loggedFirst: String = "",
                                 file: StaticString = #filePath, line: UInt = #line) throws {
-    let inserts = rows.map { "INSERT INTO t VALUES('\($0)');" }.joined(separator: "\n")
+    let inserts = loggedFirst + "\n" + rows.map { "INSERT INTO t VALUES('\($0)');" }.joined(separator: "\n")
     let (status, _, complaint) = try runSQLCipherShellUnchecked(path, """
         PRAGMA key = '\(key)';
         PRAGMA journal_mode = WAL;

@@ -237,6 +237,8 @@ final class BadInputCorpusTests: XCTestCase {
         add([], 64, "Give a command: see 'dbcrypt --help'.")
         add(["check", "enc.db", "--key-env", "OTHER"] + key, 64, "--key-env is given more than once")
         add(["decrypt", "enc.db", "-o", "a.db", "--force", "--force"] + key, 64, "--force is given more than once")
+        add(["decrypt", "enc.db", "-o", "a.db", "--output", "b.db"] + key, 64, "--output is given more than once")
+        add(["decrypt", "enc.db", "-oa.db", "-ob.db"] + key, 64, "--output is given more than once")
         return cases
     }
 

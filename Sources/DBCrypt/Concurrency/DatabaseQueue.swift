@@ -235,6 +235,16 @@ public final class DatabaseQueue: @unchecked Sendable {
         queue.sync { database.close() }
     }
 
+    /// Closes the connection once the work already queued is done, without
+    /// the checkpoint SQLite runs when the last connection to a WAL database
+    /// closes: see ``Database/closeWithoutCheckpoint()``.
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess`` when called from inside the queue.
+    public func closeWithoutCheckpoint() throws {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        queue.sync { database.closeWithoutCheckpoint() }
+    }
+
     /// Runs `body` on the current thread, which is running the queue.
     private func run<T>(_ body: (Database) throws -> T) throws -> T {
         defer { if let tracker { observations.committed(tracker.takeCommitted()) } }

@@ -19,21 +19,37 @@ enum CheckpointBlock {
     /// database file keeps SQLite from checkpointing it.
     ///
     /// When the lock cannot be taken because another connection of this
-    /// process holds a stronger one, the closing connection cannot get its
-    /// exclusive lock either, and does not checkpoint. When the file cannot
-    /// be opened again (it is gone), the connection closes as usual.
+    /// process holds a stronger one, that connection keeps the closing one
+    /// from its exclusive lock too, and it does not checkpoint. But a
+    /// closing connection that holds the exclusive lock itself (exclusive
+    /// locking mode: the in-place routines' source) checkpoints whatever is
+    /// done here: those routines authenticate the log before they lock the
+    /// file. When the file cannot be opened again (it is gone), the
+    /// connection closes as usual.
     static func closing(_ handle: OpaquePointer, vfs: String?, close: () -> Void) {
-        guard let name = sqlite3_db_filename(handle, "main"), name.pointee != 0 else { return close() }
+        guard let name = sqlite3_db_filename(handle, "main"), name.pointee != 0,
+              withSharedLock(onFile: String(cString: name), vfs: vfs, close) else { return close() }
+    }
+
+    /// Runs `body` while a second handle of SQLite's file layer holds a
+    /// shared lock on the database file at `path`; false (and `body` not
+    /// run) when the lock cannot be taken: another connection, of this
+    /// process or another, holds a stronger one.
+    static func withSharedLock(onFile path: String, vfs: String? = nil, _ body: () -> Void) -> Bool {
         var blocker: OpaquePointer?
-        let code = sqlite3_open_v2(name, &blocker, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, vfs)
+        // Read-write under unix-excl: its locks on a file it may not write
+        // are real POSIX locks, which would replace the process's own.
+        let mode = vfs == "unix-excl" ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY
+        let code = sqlite3_open_v2(path, &blocker, mode | SQLITE_OPEN_NOMUTEX, vfs)
         defer { sqlite3_close_v2(blocker) }
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard code == SQLITE_OK, let blocker,
               sqlite3_file_control(blocker, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
               let file, let methods = file.pointee.pMethods,
-              methods.pointee.xLock(file, SQLITE_LOCK_SHARED) == SQLITE_OK else { return close() }
-        close()
+              methods.pointee.xLock(file, SQLITE_LOCK_SHARED) == SQLITE_OK else { return false }
+        body()
         _ = methods.pointee.xUnlock(file, SQLITE_LOCK_NONE)
+        return true
     }
 }
 

@@ -123,8 +123,11 @@ public final class Database {
                 break
             }
             // A log beside a file this process has open is live: it was
-            // checked when the first connection opened it.
+            // checked when the first connection opened it. One another
+            // process has open is written meanwhile: SQLite reads it
+            // under its locks, as it is.
             isLive = OpenFiles.all.contains(path)
+                || (WriteAheadLogFile.hasFrames(besideDatabaseAt: path) && WriteAheadLogFile.isOpenInAnotherProcess(besideDatabaseAt: path))
             if (isPlaintextFile || isExistingEncryptedFile) && !options.readsFileAlone && !isLive {
                 if !options.acceptsDamagedWriteAheadLog { try WriteAheadLogFile.requireIntact(besideDatabaseAt: path) }
             }
@@ -147,7 +150,9 @@ public final class Database {
     /// log nor its index (`-shm`): a wrong key changes no file, not even the
     /// index SQLite would rebuild. Then every frame SQLite would read must
     /// authenticate with that key and those settings, or the log is not this
-    /// database's; only then does the connection open the log.
+    /// database's; only then does the connection open the log. A file that
+    /// does not open alone opens with the log when the log's frames
+    /// authenticate with the key.
     private static func openBesideLog(
         path: String, key: DatabaseKey, options: Options, library: CipherInfo
     ) throws -> (Connection, CipherSettings) {
@@ -155,13 +160,17 @@ public final class Database {
         if options.tryOtherFormat && library.formats.contains(options.cipher.format.other) { tried.append(options.cipher.fallback) }
         var readOnly = options
         readOnly.readOnly = true
-        for settings in tried {
-            // A passphrase derived once serves both connections (with DBCrypt's provider).
-            let keyForFile = FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) } ?? key
+        // A passphrase derived once serves every connection (with DBCrypt's provider).
+        let keys = tried.map { settings in FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) } ?? key }
+        var fileAloneDamage: DatabaseError?
+        for (settings, keyForFile) in zip(tried, keys) {
             do {
                 try connect(path: path, key: keyForFile, settings: settings, options: readOnly, library: library,
                             writesHeader: false, ignoringLog: true).close()
             } catch DatabaseError.wrongKeyOrNotADatabase(path) {
+                continue
+            } catch let error as DatabaseError where error.resultCode == SQLITE_CORRUPT {
+                fileAloneDamage = error
                 continue
             }
             try WriteAheadLogFile.requireFramesDecrypt(besideDatabaseAt: path, key: keyForFile, settings: settings)
@@ -174,7 +183,17 @@ public final class Database {
                 throw DatabaseError.writeAheadLogDoesNotDecrypt(path: path)
             }
         }
-        throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+        // The file alone does not open, but its log may say the key is
+        // right: page 1 torn by a power loss mid-checkpoint, which the log
+        // repairs, or a checkpoint of another process read half done.
+        for (settings, keyForFile) in zip(tried, keys)
+        where WriteAheadLogFile.keyOpensLog(besideDatabaseAt: path, key: keyForFile, settings: settings) {
+            var exact = options
+            exact.cipher = settings
+            return (try connect(path: path, key: keyForFile, settings: settings, options: exact, library: library, writesHeader: false),
+                    settings)
+        }
+        throw fileAloneDamage ?? DatabaseError.wrongKeyOrNotADatabase(path: path)
     }
 
     /// Opens, keys and checks a connection with the configured settings,
@@ -293,7 +312,9 @@ public final class Database {
     /// where the next connection reads them. Use it after a failure, or when
     /// the database must not change because it was only read. Statements
     /// still held by a cursor delay the real close past this call, and with
-    /// it the protection: finish them first. Later calls throw
+    /// it the protection: finish them first. A connection in exclusive
+    /// locking mode (`PRAGMA locking_mode = EXCLUSIVE`) checkpoints anyway:
+    /// it holds the lock that would keep it from doing so. Later calls throw
     /// ``DatabaseError/connectionClosed``.
     public func closeWithoutCheckpoint() {
         statementCache.removeAll()

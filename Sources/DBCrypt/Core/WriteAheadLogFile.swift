@@ -10,15 +10,13 @@ import SQLCipherFormat
 /// is refused before any connection can checkpoint, truncate or delete it.
 enum WriteAheadLogFile {
     /// Throws when SQLite would not read every committed transaction of the
-    /// log beside `path`. A log that cannot be read is left for SQLite to report.
-    ///
-    /// - throws: ``DatabaseError/damagedWriteAheadLog(path:reason:)``.
-    /// Throws when SQLite would not read every committed transaction of the
-    /// log beside `path`. A log that cannot be read is left for SQLite to report.
+    /// log beside `path`. Damage is looked for twice: a writer of another
+    /// process appending meanwhile can show a frame half written once. A
+    /// log that cannot be read is left for SQLite to report.
     ///
     /// - throws: ``DatabaseError/damagedWriteAheadLog(path:reason:)``.
     static func requireIntact(besideDatabaseAt path: String) throws {
-        guard hasFrames(besideDatabaseAt: path),
+        guard hasFrames(besideDatabaseAt: path), (try? WriteAheadLogDamage.find(besideDatabaseAt: path)) != nil,
               let damage = try? WriteAheadLogDamage.find(besideDatabaseAt: path) else { return }
         throw DatabaseError.damagedWriteAheadLog(path: path, reason: damage.description)
     }
@@ -31,18 +29,58 @@ enum WriteAheadLogFile {
     /// through SQLite's file layer, which keeps this process's locks. A raw
     /// key with its salt (a passphrase derived once) costs no key
     /// derivation here. Of a damaged log that was accepted, only the frames
-    /// SQLite reads (those before the damage) count.
+    /// SQLite reads (those before the damage) count. Looked at twice, as
+    /// ``requireIntact(besideDatabaseAt:)``.
     ///
     /// - throws: ``DatabaseError/writeAheadLogDoesNotDecrypt(path:)``.
     static func requireFramesDecrypt(besideDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings) throws {
-        guard let salt = FileSalt.read(path) else { return }
+        guard let first = authenticate(besideDatabaseAt: path, key: key, settings: settings), !first.failing.isEmpty,
+              let again = authenticate(besideDatabaseAt: path, key: key, settings: settings), !again.failing.isEmpty else { return }
+        throw DatabaseError.writeAheadLogDoesNotDecrypt(path: path)
+    }
+
+    /// Whether frames SQLite would read from the log beside `path`
+    /// authenticate with `key` under `settings`, and none fails: the key is
+    /// right, whatever the file alone says (its page 1 may be a torn write
+    /// the log repairs).
+    static func keyOpensLog(besideDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings) -> Bool {
+        guard let result = authenticate(besideDatabaseAt: path, key: key, settings: settings) else { return false }
+        return result.authenticated > 0 && result.failing.isEmpty
+    }
+
+    /// The log's frames authenticated with `key` under `settings`; nil when
+    /// the file has no salt or the log cannot be read.
+    private static func authenticate(
+        besideDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings
+    ) -> (authenticated: Int, failing: [PageDamage])? {
+        guard let salt = FileSalt.read(path) else { return nil }
         var parameters: CipherParameters = settings.format == .sqlcipher4 ? .sqlcipher4 : .sqlcipher3
         parameters.pageSize = settings.effectivePageSize
         parameters.kdfIterations = settings.effectiveKDFIterations
         let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
-        guard let failing = try? EncryptedDatabaseFile.unauthenticatedLogFrames(
-            besideDatabaseAt: path, key: fileKey, salt: salt, parameters: parameters), !failing.isEmpty else { return }
-        throw DatabaseError.writeAheadLogDoesNotDecrypt(path: path)
+        return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: fileKey, salt: salt, parameters: parameters)
+    }
+
+    /// Whether a connection of another process has the log beside `path`
+    /// open: it holds a read lock on the dead-man switch of the log's index
+    /// (`-shm`), or, keeping the index in its own memory (exclusive locking
+    /// mode, `unix-excl`), a lock on the file stronger than shared. Such a log
+    /// is live, written meanwhile: read without its locks, a frame being
+    /// written looks damaged. Call it only while this process has no
+    /// connection to the file: the `-shm` is opened and closed directly.
+    static func isOpenInAnotherProcess(besideDatabaseAt path: String) -> Bool {
+        let index = open(path + "-shm", O_RDONLY | O_CLOEXEC)
+        if index >= 0 {
+            defer { close(index) }
+            // SQLite's unix VFS: the dead-man switch is byte 128 of the index file.
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = 128
+            lock.l_len = 1
+            if fcntl(index, F_GETLK, &lock) == 0 && lock.l_type != Int16(F_UNLCK) { return true }
+        }
+        return !CheckpointBlock.withSharedLock(onFile: path) {}
     }
 
     /// Whether a `-wal` with at least a frame's worth of bytes after its

@@ -8,10 +8,13 @@ import Foundation
 /// what it held before, or the complete, checked new database. That follows
 /// from the order of the steps:
 ///
-/// 1. The source is opened with an exclusive lock kept until the end, so no
-///    other connection writes it meanwhile (or we refuse, "in use"), and its
-///    WAL is checkpointed and truncated: no frame can be left behind that a
-///    later open would apply to the new file.
+/// 1. In place, the source is opened with an exclusive lock kept until the
+///    end, so no other connection writes it meanwhile (or we refuse, "in
+///    use"), and its WAL (authenticated with the key at open, or checked
+///    with `quick_check` for a plaintext file) is checkpointed and
+///    truncated: no frame can be left behind that a later open would apply
+///    to the new file. An export to another file reads its source in one
+///    transaction instead, and never checkpoints it.
 /// 2. The new database is written to a sibling file (same directory, so the
 ///    final rename is atomic; mode 0600; a name that marks it as ours), with
 ///    `ATTACH ? AS target KEY ?`: both bound, and the KEY always present,

@@ -38,18 +38,26 @@ public final class SealedStore: @unchecked Sendable {
     /// when it is missing and `create` is true: with `keyDerivation` and a
     /// new random salt for a passphrase, a random data key and name key.
     ///
+    /// `initialWrite`, when given, runs once with the store's entries: in
+    /// the transaction that creates the store, when this call creates it, so
+    /// that a store is never left made but empty by a write that failed or
+    /// a process that was killed; else in a write transaction of its own.
+    ///
     /// - throws: ``SealError/wrongCredential(reason:)``, ``SealError/noSuchStore(name:)``,
     ///   ``SealError/storeDamaged(reason:)``, ``SealError/invalidKeyDerivation(reason:)``,
-    ///   and the ``DatabaseError`` of the database (a read-only database
-    ///   cannot create a store).
+    ///   what `initialWrite` throws (nothing is created then), and the
+    ///   ``DatabaseError`` of the database (a read-only database cannot
+    ///   create a store).
     public init(
         _ writer: some DatabaseWriter, name: String = "default", credential: StoreCredential,
-        create: Bool = true, keyDerivation: KeyDerivation = .argon2idDefault
+        create: Bool = true, keyDerivation: KeyDerivation = .argon2idDefault,
+        initialWrite: ((Entries) throws -> Void)? = nil
     ) throws {
         self.name = name
         self.writer = writer
         if let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) {
             storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
+            if let initialWrite { try writer.write { db in try initialWrite(self.entries(in: db)) } }
             return
         }
         guard create else { throw SealError.noSuchStore(name: name) }
@@ -59,28 +67,29 @@ public final class SealedStore: @unchecked Sendable {
         let salt: Data? = if case .passphrase = credential { StoreSchema.random16() } else { nil }
         let kdf: KeyDerivation? = salt == nil ? nil : keyDerivation
         let kek = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
-        let made: StoreKeys? = try writer.write { db in
+        let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
+        let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
+        let kdfText = try StoreSchema.kdfText(kdf)
+        storedKeys = StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
+        let made: Bool = try writer.write { db in
             try db.execute(StoreSchema.create)
             // Another connection (another process) made it meanwhile, with
             // its own salt: it is opened below, with a key derived from that salt.
-            if try StoreSchema.header(db, store: name) != nil { return nil }
-            let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
-            let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
-            let kdfText = try StoreSchema.kdfText(kdf)
+            if try StoreSchema.header(db, store: name) != nil { return false }
             try db.execute("""
                 INSERT INTO dbcrypt_sealed_store(name, format, store_id, kdf, salt, name_key, current_key)
                 VALUES (?, ?, ?, ?, ?, ?, 1)
                 """, [name, StoreSchema.format, storeID, kdfText, salt, wrappedNameKey])
             try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, 1, ?)", [name, wrappedDataKey])
-            return StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
+            try initialWrite?(self.entries(in: db))
+            return true
         }
-        if let made {
-            storedKeys = made
-        } else if let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) {
-            storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
-        } else {
+        guard !made else { return }
+        guard let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) else {
             throw SealError.noSuchStore(name: name)
         }
+        storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
+        if let initialWrite { try writer.write { db in try initialWrite(self.entries(in: db)) } }
     }
 
     /// Whether the database behind `reader` has a store named `name`.
