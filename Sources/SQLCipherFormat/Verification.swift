@@ -154,7 +154,7 @@ extension EncryptedDatabaseFile {
                 frameDamage.append((frame.index, PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: kind)))
             }
         }, cutShort: { _, _ in })
-        if let stop, try log.commitsWithTheLogsSalts(from: stop + 1) > 0 {
+        if let stop, try log.commitsWithTheLogsSalts(after: stop) > 0 {
             // A frame with neither the log's salts nor its chain, and commits of this log after it.
             let start = Int64(WriteAheadLog.headerSize) + Int64(stop) * Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
             frameDamage.append((stop, PageDamage(page: nil, location: .wal(frame: stop),

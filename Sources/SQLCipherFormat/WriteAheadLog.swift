@@ -136,20 +136,25 @@ struct WriteAheadLog {
         return nil
     }
 
-    /// The commit frames from frame `index` on that carry the log's salts.
-    /// A log is written from its start, every frame with its salts, so such
-    /// a frame after one that has neither the salts nor the chain (a sector
-    /// zeroed, say) is a commit of this log that SQLite will never read.
-    func commitsWithTheLogsSalts(from index: Int) throws -> Int {
+    /// The commit frames after frame `stop` (where a scan stopped) that
+    /// carry the log's salts. A log is written from its start, every frame
+    /// with its salts, so such a frame after one that has neither the salts
+    /// nor the chain (a sector zeroed, say) is a commit of this log that
+    /// SQLite will never read. Unless a writer is appending meanwhile: when
+    /// `stop` carries the log's salts by the end of the count, it was being
+    /// written over, and none counts.
+    func commitsWithTheLogsSalts(after stop: Int) throws -> Int {
         let frameSize = Int64(Self.frameHeaderSize + pageSize)
         var commits = 0
-        var offset = Int64(Self.headerSize) + Int64(index) * frameSize
+        let stopOffset = Int64(Self.headerSize) + Int64(stop) * frameSize
+        var offset = stopOffset + frameSize
         while offset + frameSize <= reader.size {
             let header = try reader.read(Self.frameHeaderSize, at: offset)
             if Array(header[8..<16]) == salts && Self.word(header, 4, bigEndian: true) != 0 { commits += 1 }
             offset += frameSize
         }
-        return commits
+        let stopHeader = try reader.read(Self.frameHeaderSize, at: stopOffset)
+        return stopHeader.count == Self.frameHeaderSize && Array(stopHeader[8..<16]) == salts ? 0 : commits
     }
 
     /// SQLite's WAL checksum over `bytes` (a multiple of 8), from `seed`.
@@ -212,14 +217,17 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
         let stated = Int(WriteAheadLog.word(header, 8, bigEndian: true))
         let pageSize = stated == 1 ? 65536 : stated
         guard CipherParameters.pageSizes.contains(pageSize) else {
-            // No frame can be told apart: a log longer than its header held some.
+            // No frame can be told apart. With SQLite's magic, a log longer
+            // than its header held some; without it (zeros after a power
+            // loss, say) this is no log, and SQLite ignores it too.
             let frameSize = Int64(WriteAheadLog.frameHeaderSize + 512)
-            return reader.size >= Int64(WriteAheadLog.headerSize) + frameSize ? WriteAheadLogDamage(frame: nil, lostCommits: 1) : nil
+            let isLog = WriteAheadLog.word(header, 0, bigEndian: true) & ~1 == 0x377f_0682
+            return isLog && reader.size >= Int64(WriteAheadLog.headerSize) + frameSize ? WriteAheadLogDamage(frame: nil, lostCommits: 1) : nil
         }
         let log = try WriteAheadLog(reader: reader, pageSize: pageSize)
         var chain = ChainBreak(headerIsValid: log.headerIsValid)
         if let stop = try log.scan({ frame, _ in chain.visit(frame) }, cutShort: { _, _ in }) {
-            chain.stopped(at: stop, commitsAfter: try log.commitsWithTheLogsSalts(from: stop + 1))
+            chain.stopped(at: stop, commitsAfter: try log.commitsWithTheLogsSalts(after: stop))
         }
         guard chain.losesCommits else { return nil }
         return WriteAheadLogDamage(frame: chain.lossFrame, lostCommits: chain.commitsLost)

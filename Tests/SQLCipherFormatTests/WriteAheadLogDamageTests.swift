@@ -53,6 +53,13 @@ final class WriteAheadLogDamageTests: XCTestCase {
         XCTAssertEqual(damage.map(\.description), ["WAL frame 1 (bytes 1080-2127): WAL frame header mismatch"])
     }
 
+    /// A log of zeros (a power loss before its blocks reached the disk) is
+    /// no log: SQLite ignores it, and it holds nothing to lose.
+    func testALogOfZerosIsNoLog() throws {
+        try changeLog { $0 = Data(count: $0.count) }
+        XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
+    }
+
     func testADamagedLogHeaderLosesEveryCommit() throws {
         try changeLog { $0[20] ^= 0x01 }   // a salt: the header's checksum fails
         let found = try XCTUnwrap(try WriteAheadLogDamage.find(besideDatabaseAt: path))

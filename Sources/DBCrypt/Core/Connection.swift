@@ -23,10 +23,10 @@ final class Connection {
         didSet { if let exclusiveFile { OpenFiles.exclusive.add(exclusiveFile) } }
     }
     /// The database file this connection opened, recorded in
-    /// ``OpenFiles/all`` until it closes.
-    var openFile: OpenFiles.ID? {
-        didSet { if let openFile { OpenFiles.all.add(openFile) } }
-    }
+    /// ``OpenFiles/all`` (by the opener, before the file was opened) until
+    /// this object is gone: every statement holds it, so SQLite's real
+    /// close, which `sqlite3_close_v2` defers to the last statement, is done.
+    var openFile: OpenFiles.ID?
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
     private var internalStatements: [String: OpaquePointer] = [:]
@@ -37,6 +37,7 @@ final class Connection {
 
     deinit {
         close()
+        if let openFile { OpenFiles.all.remove(openFile) }
     }
 
     /// A private in-memory connection, for probing the library.
@@ -76,7 +77,6 @@ final class Connection {
         sqlite3_close_v2(handle)
         self.handle = nil
         if let exclusiveFile { OpenFiles.exclusive.remove(exclusiveFile) }
-        if let openFile { OpenFiles.all.remove(openFile) }
     }
 
     /// Closes the handle without letting SQLite checkpoint the WAL into the

@@ -126,8 +126,8 @@ public final class Database {
             // checked when the first connection opened it. One another
             // process has open is written meanwhile: SQLite reads it
             // under its locks, as it is.
-            isLive = OpenFiles.all.contains(path)
-                || (WriteAheadLogFile.hasFrames(besideDatabaseAt: path) && WriteAheadLogFile.isOpenInAnotherProcess(besideDatabaseAt: path))
+            isLive = WriteAheadLogFile.hasFrames(besideDatabaseAt: path)
+                && OpenFiles.all.contains(path) { WriteAheadLogFile.isOpenInAnotherProcess(besideDatabaseAt: path) }
             if (isPlaintextFile || isExistingEncryptedFile) && !options.readsFileAlone && !isLive {
                 if !options.acceptsDamagedWriteAheadLog { try WriteAheadLogFile.requireIntact(besideDatabaseAt: path) }
             }
@@ -160,10 +160,18 @@ public final class Database {
         if options.tryOtherFormat && library.formats.contains(options.cipher.format.other) { tried.append(options.cipher.fallback) }
         var readOnly = options
         readOnly.readOnly = true
-        // A passphrase derived once serves every connection (with DBCrypt's provider).
-        let keys = tried.map { settings in FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) } ?? key }
+        // A passphrase derived once per format serves every connection (with
+        // DBCrypt's provider), derived when that format is first tried.
+        var derived: [CipherSettings.Format: DatabaseKey] = [:]
+        func keyFor(_ settings: CipherSettings) -> DatabaseKey {
+            if let known = derived[settings.format] { return known }
+            let made = FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) } ?? key
+            derived[settings.format] = made
+            return made
+        }
         var fileAloneDamage: DatabaseError?
-        for (settings, keyForFile) in zip(tried, keys) {
+        for settings in tried {
+            let keyForFile = keyFor(settings)
             do {
                 try connect(path: path, key: keyForFile, settings: settings, options: readOnly, library: library,
                             writesHeader: false, ignoringLog: true).close()
@@ -186,12 +194,17 @@ public final class Database {
         // The file alone does not open, but its log may say the key is
         // right: page 1 torn by a power loss mid-checkpoint, which the log
         // repairs, or a checkpoint of another process read half done.
-        for (settings, keyForFile) in zip(tried, keys)
-        where WriteAheadLogFile.keyOpensLog(besideDatabaseAt: path, key: keyForFile, settings: settings) {
+        for settings in tried where WriteAheadLogFile.keyOpensLog(besideDatabaseAt: path, key: keyFor(settings), settings: settings) {
             var exact = options
             exact.cipher = settings
-            return (try connect(path: path, key: keyForFile, settings: settings, options: exact, library: library, writesHeader: false),
-                    settings)
+            do {
+                return (try connect(path: path, key: keyFor(settings), settings: settings, options: exact, library: library,
+                                    writesHeader: false), settings)
+            } catch DatabaseError.wrongKeyOrNotADatabase(path) {
+                // The log vouched for the key: the file's first page is damaged.
+                throw fileAloneDamage ?? DatabaseError.damaged(
+                    path: path, reason: "its first page does not decrypt with the key its write-ahead log authenticates with")
+            }
         }
         throw fileAloneDamage ?? DatabaseError.wrongKeyOrNotADatabase(path: path)
     }
@@ -241,19 +254,29 @@ public final class Database {
         var handle: OpaquePointer?
         let name = ignoringLog ? FilePaths.immutableURI(path) : path
         if ignoringLog { flags |= SQLITE_OPEN_URI }
+        // Recorded before SQLite opens it (see OpenFiles.all); a file that
+        // SQLite creates, right after.
+        var fileID = ignoringLog ? nil : OpenFiles.ID(path)
+        if let fileID { OpenFiles.all.add(fileID) }
         let code = sqlite3_open_v2(name, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
             let error = Self.openError(path: path, code: code, handle: handle)
             if let handle { sqlite3_close_v2(handle) }
+            if let fileID { OpenFiles.all.remove(fileID) }
             throw error
         }
+        if fileID == nil && !ignoringLog, let created = OpenFiles.ID(path) {
+            fileID = created
+            OpenFiles.all.add(created)
+        }
+        let connection = Connection(handle: handle)
+        connection.openFile = fileID
         if options.exclusiveToThisProcess && !ignoringLog && sqlite3_db_readonly(handle, "main") == 1 {
             // SQLite fell back to read-only (a read-only file or file system):
             // such a connection cannot hold the process's lock.
-            sqlite3_close_v2(handle)
+            connection.close()
             throw DatabaseError.permissionDenied(path: path)
         }
-        let connection = Connection(handle: handle)
         if options.exclusiveToThisProcess { connection.exclusiveFile = OpenFiles.ID(path) }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
@@ -276,7 +299,6 @@ public final class Database {
             connection.closeWithoutCheckpoint()
             throw error
         }
-        if !ignoringLog { connection.openFile = OpenFiles.ID(path) }
         return connection
     }
 

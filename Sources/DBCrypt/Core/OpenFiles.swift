@@ -34,6 +34,18 @@ final class OpenFiles: @unchecked Sendable {
     /// How many open connections hold each file.
     private var counts: [ID: Int] = [:]
 
+    /// Whether a connection of this process has the file at `path` open (or
+    /// is opening it); when none has, `probe`'s answer, with `probe` run
+    /// under the registry's lock, so that no connection of this process
+    /// opens the file meanwhile (`probe` may open and close the file's
+    /// `-shm` directly, which drops the process's locks on it).
+    func contains(_ path: String, orElse probe: () -> Bool) -> Bool {
+        guard let id = ID(path) else { return probe() }
+        lock.lock()
+        defer { lock.unlock() }
+        return counts[id] != nil || probe()
+    }
+
     /// Whether a connection of this process holds the file at `path`.
     func contains(_ path: String) -> Bool {
         guard let id = ID(path) else { return false }

@@ -66,10 +66,15 @@ enum WriteAheadLogFile {
     /// (`-shm`), or, keeping the index in its own memory (exclusive locking
     /// mode, `unix-excl`), a lock on the file stronger than shared. Such a log
     /// is live, written meanwhile: read without its locks, a frame being
-    /// written looks damaged. Call it only while this process has no
-    /// connection to the file: the `-shm` is opened and closed directly.
+    /// written looks damaged. An index this user may not read counts as
+    /// live. Call it only while this process has no connection to the file
+    /// (``OpenFiles/contains(_:orElse:)``): the `-shm` is opened and closed
+    /// directly.
     static func isOpenInAnotherProcess(besideDatabaseAt path: String) -> Bool {
-        let index = open(path + "-shm", O_RDONLY | O_CLOEXEC)
+        let index = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        // An index this user may not read cannot tell: taken as live, the
+        // log is left to SQLite, as before these checks.
+        if index < 0 && errno != ENOENT { return true }
         if index >= 0 {
             defer { close(index) }
             // SQLite's unix VFS: the dead-man switch is byte 128 of the index file.
