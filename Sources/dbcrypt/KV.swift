@@ -107,25 +107,10 @@ struct KV: ParsableCommand {
         }
     }
 
-    /// `name` on one line that no other name prints as: a backslash, a
-    /// quote, control characters and line separators escaped (`\\`, `\"`, `\n`, `\u{7f}`),
-    /// and the empty name as `""`.
+    /// `name` on one line that no other name prints as: escaped as inside a
+    /// JSON string (`\\`, `\"`, `\n`, `\u2028`), and the empty name as `""`.
     static func listed(_ name: String) -> String {
-        guard !name.isEmpty else { return "\"\"" }
-        var line = ""
-        for scalar in name.unicodeScalars {
-            switch scalar {
-            case "\\": line += "\\\\"
-            case "\"": line += "\\\""
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            case "\t": line += "\\t"
-            case _ where [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory):
-                line += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: line.unicodeScalars.append(scalar)
-            }
-        }
-        return line
+        name.isEmpty ? "\"\"" : JSONValue.escaped(name)
     }
 
     /// Runs the action; `value` is what `set` stores.

@@ -102,7 +102,14 @@ indirect enum JSONValue {
     }
 
     private static func quote(_ s: String) -> String {
-        var out = "\""
+        "\"" + escaped(s) + "\""
+    }
+
+    /// `s` as the inside of a JSON string, on one line: quotes, backslashes,
+    /// control characters and line separators escaped, so that no two
+    /// strings print alike (`kv list` prints names this way).
+    static func escaped(_ s: String) -> String {
+        var out = ""
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -110,10 +117,11 @@ indirect enum JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            case _ where [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory):
+                out += String(format: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "\""
+        return out
     }
 }

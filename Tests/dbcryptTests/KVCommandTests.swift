@@ -86,7 +86,7 @@ final class KVCommandTests: XCTestCase {
         let names = ["a\nb", "a\\nb", "", "\"\"", "tab\there", "line\u{2028}sep"]
         for name in names { XCTAssertEqual(try kv(["set", name], input: Data(name.utf8)).status, 0, name) }
         let listed = try kv(["list"]).stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        XCTAssertEqual(Set(listed), [#"a\nb"#, #"a\\nb"#, #""""#, #"\"\""#, #"tab\there"#, #"line\u{2028}sep"#, "seed"])
+        XCTAssertEqual(Set(listed), [#"a\nb"#, #"a\\nb"#, #""""#, #"\"\""#, #"tab\there"#, #"line\u2028sep"#, "seed"])
         let json = try kv(["list", "--json"]).stdout
         let decoded = try JSONDecoder().decode([String].self, from: Data(json.utf8))
         XCTAssertEqual(Set(decoded), Set(names + ["seed"]))
