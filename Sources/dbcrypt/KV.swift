@@ -92,17 +92,13 @@ struct KV: ParsableCommand {
                     throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
                 }
                 let credential = try storeKey.credential(store: store, confirm: !exists)
-                if !exists, action == .set, let key, let value {
-                    // Made in the same transaction as its first entry: never left empty.
-                    _ = try namingDamage(of: database) {
-                        try SealedStore(queue, name: store, credential: credential, create: create) { entries in
-                            try entries.set(value, for: key)
-                        }
-                    }
-                    return
+                // A set is the store's initial write: a store it makes is
+                // made in the same transaction as the entry, never left empty.
+                let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: key!) } }
+                let sealed = try namingDamage(of: database) {
+                    try SealedStore(queue, name: store, credential: credential, create: create, initialWrite: initialWrite)
                 }
-                let sealed = try namingDamage(of: database) { try SealedStore(queue, name: store, credential: credential, create: create) }
-                try namingDamage(of: database) { try perform(on: sealed, value: value) }
+                try namingDamage(of: database) { try perform(on: sealed) }
             }
         }
     }
@@ -113,8 +109,8 @@ struct KV: ParsableCommand {
         name.isEmpty ? "\"\"" : JSONValue.escaped(name)
     }
 
-    /// Runs the action; `value` is what `set` stores.
-    private func perform(on sealed: SealedStore, value: Data?) throws {
+    /// Runs the action (a set ran as the store opened).
+    private func perform(on sealed: SealedStore) throws {
         switch action {
         case .get:
             guard let value = try sealed.get(key!) else {
@@ -123,7 +119,7 @@ struct KV: ParsableCommand {
             try StandardStreams.write(value)
             if isatty(STDOUT_FILENO) == 1 { try StandardStreams.write(Data("\n".utf8)) }
         case .set:
-            try sealed.set(value ?? Data(), for: key!)
+            break
         case .remove:
             guard try sealed.remove(key!) else { throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".") }
         case .list:

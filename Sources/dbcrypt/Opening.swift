@@ -80,6 +80,10 @@ struct LogState: Equatable {
         modified = info.st_mtim
     }
 
+    /// Whether the log holds at least a frame's worth of bytes after its
+    /// 32-byte header (a 24-byte frame header, at least).
+    var hasFrames: Bool { size > 32 + 24 }
+
     static func == (a: LogState, b: LogState) -> Bool {
         a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }

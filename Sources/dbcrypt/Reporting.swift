@@ -85,7 +85,7 @@ func commandLineDescription(_ error: DatabaseError) -> String {
         return missingDatabaseSentence(path)
     case let .destinationExists(path):
         return "\(path) already exists: choose another output, or pass --force to replace it."
-    case let .damaged(path, reason) where hasLogFrames(path):
+    case let .damaged(path, reason) where LogState(path).hasFrames:
         return "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
     case let .damagedWriteAheadLog(path, reason):
         return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
@@ -128,10 +128,4 @@ func requireDatabaseFile(_ path: String) throws -> FileFormat {
 /// An empty file is not a database: exit status 3.
 func emptyFileError(_ path: String) -> CLIError {
     CLIError("\(path) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
-}
-
-/// Whether a `-wal` with frames is beside `path`.
-private func hasLogFrames(_ path: String) -> Bool {
-    var info = stat()
-    return stat(path + "-wal", &info) == 0 && info.st_size > 32 + 24
 }

@@ -65,7 +65,7 @@ final class Connection {
         guard let handle else { return }
         if DamagedConnections.shared.remove(handle) {
             // Its WAL may be another database's: never checkpointed.
-            return CheckpointBlock.closing(handle, vfs: exclusiveFile == nil ? nil : "unix-excl") { closeHandle() }
+            return CheckpointBlock.closing(handle, vfs: vfsName) { closeHandle() }
         }
         closeHandle()
     }
@@ -79,13 +79,17 @@ final class Connection {
         if let exclusiveFile { OpenFiles.exclusive.remove(exclusiveFile) }
     }
 
+    /// The file layer the connection was opened with: `unix-excl` for a
+    /// file held exclusively, else SQLite's default.
+    private var vfsName: String? { exclusiveFile == nil ? nil : "unix-excl" }
+
     /// Closes the handle without letting SQLite checkpoint the WAL into the
     /// database file, as ``CheckpointBlock`` explains: the file, its `-wal`
     /// and `-shm` stay as they are.
     func closeWithoutCheckpoint() {
         guard let handle else { return }
         _ = DamagedConnections.shared.remove(handle)
-        CheckpointBlock.closing(handle, vfs: exclusiveFile == nil ? nil : "unix-excl") { closeHandle() }
+        CheckpointBlock.closing(handle, vfs: vfsName) { closeHandle() }
     }
 
     /// Runs SQL that returns no rows and takes no arguments, for internal

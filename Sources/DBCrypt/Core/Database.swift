@@ -104,7 +104,7 @@ public final class Database {
         var isExistingEncryptedFile = false
         var isNewFile = false
         var isPlaintextFile = false
-        var isLive = false
+        var hasLog = false, isLive = false
         if path != ":memory:" && !path.isEmpty {
             let format = try FileFormat.detect(at: path)
             if case .plaintext = format { isPlaintextFile = true }
@@ -126,10 +126,10 @@ public final class Database {
             // checked when the first connection opened it. One another
             // process has open is written meanwhile: SQLite reads it
             // under its locks, as it is.
-            isLive = WriteAheadLogFile.hasFrames(besideDatabaseAt: path)
-                && OpenFiles.all.contains(path) { WriteAheadLogFile.isOpenInAnotherProcess(besideDatabaseAt: path) }
-            if (isPlaintextFile || isExistingEncryptedFile) && !options.readsFileAlone && !isLive {
-                if !options.acceptsDamagedWriteAheadLog { try WriteAheadLogFile.requireIntact(besideDatabaseAt: path) }
+            hasLog = (isPlaintextFile || isExistingEncryptedFile) && WriteAheadLogFile.hasFrames(besideDatabaseAt: path)
+            isLive = hasLog && OpenFiles.all.contains(path) { WriteAheadLogFile.isOpenInAnotherProcess(besideDatabaseAt: path) }
+            if hasLog && !isLive && !options.readsFileAlone && !options.acceptsDamagedWriteAheadLog {
+                try WriteAheadLogFile.requireIntact(besideDatabaseAt: path)
             }
         }
         if options.readsFileAlone {
@@ -138,7 +138,7 @@ public final class Database {
             return (try connect(path: path, key: key, settings: options.cipher, options: readOnly, library: library,
                                 writesHeader: false, ignoringLog: true), options.cipher)
         }
-        if let key, isExistingEncryptedFile, !isLive, WriteAheadLogFile.hasFrames(besideDatabaseAt: path) {
+        if let key, isExistingEncryptedFile, hasLog, !isLive {
             return try openBesideLog(path: path, key: key, options: options, library: library)
         }
         return try openTryingFormats(path: path, key: key, options: options, library: library, isNewFile: isNewFile,

@@ -272,7 +272,7 @@ struct Export {
             // its facts and rows are read in one transaction: one snapshot.
             try connection.run(inPlace ? "BEGIN EXCLUSIVE" : "BEGIN DEFERRED")
             let facts = try SourceFacts(source)
-            try requireNothingPastTheLastPage(of: source)
+            try requireNothingPastTheLastPage(facts)
             let pageSize: Int
             if key != nil {
                 pageSize = cipher.effectivePageSize
@@ -308,14 +308,12 @@ struct Export {
     /// the file may be longer until the next checkpoint truncates it.
     ///
     /// - throws: ``DatabaseError/damaged(path:reason:)``.
-    private func requireNothingPastTheLastPage(of source: Database) throws {
+    private func requireNothingPastTheLastPage(_ facts: SourceFacts) throws {
         guard !WriteAheadLogFile.hasFrames(besideDatabaseAt: sourcePath) else { return }
-        let pageSize = try source.fetchScalar(Int64.self, "PRAGMA main.page_size") ?? 0
-        let pages = try source.fetchScalar(Int64.self, "PRAGMA main.page_count") ?? 0
-        let extra = SiblingFile.size(of: sourcePath) - pages * pageSize
+        let extra = SiblingFile.size(of: sourcePath) - Int64(facts.pageBytes)
         if extra > 0 {
             throw DatabaseError.damaged(
-                path: sourcePath, reason: "\(extra) bytes past its last page, page \(pages), which no SQLite reads: dbcrypt check names them")
+                path: sourcePath, reason: "\(extra) bytes past its last page, which no SQLite reads: dbcrypt check names them")
         }
     }
 
@@ -433,6 +431,8 @@ struct SourceFacts: Equatable {
     var autoVacuum: Int
     /// Bytes of the source's pages that hold data (free pages excluded).
     var usedBytes: Int
+    /// Bytes of all its pages: the file's size when nothing follows them.
+    var pageBytes: Int
 
     init(_ db: Database) throws {
         schema = try db.fetchAll("SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name").map {
@@ -450,5 +450,6 @@ struct SourceFacts: Equatable {
         let pages = try db.fetchScalar(Int.self, "PRAGMA main.page_count") ?? 0
         let free = try db.fetchScalar(Int.self, "PRAGMA main.freelist_count") ?? 0
         usedBytes = (pages - free) * pageSize
+        pageBytes = pages * pageSize
     }
 }

@@ -57,38 +57,37 @@ public final class SealedStore: @unchecked Sendable {
         self.writer = writer
         if let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) {
             storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
-            if let initialWrite { try writer.write { db in try initialWrite(self.entries(in: db)) } }
-            return
+        } else {
+            guard create else { throw SealError.noSuchStore(name: name) }
+            try keyDerivation.validate()
+            // Derived outside the write transaction: it takes a while.
+            let storeID = StoreSchema.random16()
+            let salt: Data? = if case .passphrase = credential { StoreSchema.random16() } else { nil }
+            let kdf: KeyDerivation? = salt == nil ? nil : keyDerivation
+            let kek = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
+            let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
+            let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
+            let kdfText = try StoreSchema.kdfText(kdf)
+            storedKeys = StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
+            let made: Bool = try writer.write { db in
+                try db.execute(StoreSchema.create)
+                // Another connection (another process) made it meanwhile, with
+                // its own salt: it is opened below, with a key derived from that salt.
+                if try StoreSchema.header(db, store: name) != nil { return false }
+                try db.execute("""
+                    INSERT INTO dbcrypt_sealed_store(name, format, store_id, kdf, salt, name_key, current_key)
+                    VALUES (?, ?, ?, ?, ?, ?, 1)
+                    """, [name, StoreSchema.format, storeID, kdfText, salt, wrappedNameKey])
+                try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, 1, ?)", [name, wrappedDataKey])
+                try initialWrite?(self.entries(in: db))
+                return true
+            }
+            if made { return }
+            guard let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) else {
+                throw SealError.noSuchStore(name: name)
+            }
+            storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
         }
-        guard create else { throw SealError.noSuchStore(name: name) }
-        try keyDerivation.validate()
-        // Derived outside the write transaction: it takes a while.
-        let storeID = StoreSchema.random16()
-        let salt: Data? = if case .passphrase = credential { StoreSchema.random16() } else { nil }
-        let kdf: KeyDerivation? = salt == nil ? nil : keyDerivation
-        let kek = try StoreKeys.keyEncryptionKey(credential, kdf: kdf, salt: salt)
-        let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
-        let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
-        let kdfText = try StoreSchema.kdfText(kdf)
-        storedKeys = StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
-        let made: Bool = try writer.write { db in
-            try db.execute(StoreSchema.create)
-            // Another connection (another process) made it meanwhile, with
-            // its own salt: it is opened below, with a key derived from that salt.
-            if try StoreSchema.header(db, store: name) != nil { return false }
-            try db.execute("""
-                INSERT INTO dbcrypt_sealed_store(name, format, store_id, kdf, salt, name_key, current_key)
-                VALUES (?, ?, ?, ?, ?, ?, 1)
-                """, [name, StoreSchema.format, storeID, kdfText, salt, wrappedNameKey])
-            try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, 1, ?)", [name, wrappedDataKey])
-            try initialWrite?(self.entries(in: db))
-            return true
-        }
-        guard !made else { return }
-        guard let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) else {
-            throw SealError.noSuchStore(name: name)
-        }
-        storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
         if let initialWrite { try writer.write { db in try initialWrite(self.entries(in: db)) } }
     }
 
