@@ -10,16 +10,24 @@ build: bootstrap
 ## demo: the main job end to end: builds dbcrypt, encrypts a sample
 ## plaintext database in place, queries it, exports it back and compares;
 ## then seals a token in the store inside it, and trades envelopes with Python.
-demo: bootstrap
+## ENGINE=debian13 or ENGINE=sqlcipher4.19 runs it in that engine's root.
+demo:
+ifneq ($(filter debian13 sqlcipher4.19,$(ENGINE)),)
+	@scripts/engine run $(ENGINE) scripts/demo
+else
+	@scripts/bootstrap
 	@scripts/demo
+endif
 
-## test: every test. The interoperability peers are installed into
-## .build/interop-venv, the README's quick start is built and run, then the
-## test suite runs.
-test: bootstrap
-	@scripts/interop-venv
-	@scripts/run-quickstart >/dev/null
-	swift test --disable-swift-testing
+## test: every test, on every engine: the host's SQLCipher, then Debian 13's
+## 4.6.1 and SQLCipher 4.19 in Debian roots that scripts/engine makes once
+## with debootstrap (the host's Swift bound in). On each: the
+## interoperability peers into the build folder's interop-venv, the README's
+## quick start built and run, then the suite. ENGINE=host is the quick loop;
+## ENGINE=debian13 or ENGINE=sqlcipher4.19 runs one root's.
+ENGINE ?= all
+test:
+	@scripts/test $(if $(filter all,$(ENGINE)),,$(ENGINE))
 
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
 ## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the

@@ -19,6 +19,8 @@
 #include "CCipherProvider.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 // The low-level SHA functions are deprecated in OpenSSL 3 but stay its
@@ -57,9 +59,12 @@ typedef struct {
     const char *(*get_provider_version)(void *ctx);
 } sqlcipher_provider;
 
-extern void *sqlcipher_malloc(int size);
-extern int sqlcipher_register_provider(sqlcipher_provider *provider);
-extern void sqlcipher_activate(void);
+// SQLCipher 3.4's functions for registering a provider. SQLCipher 4 has no
+// provider table and not all of them, so they are looked up when the provider
+// is installed (only on 3.4.x), and the same code links against any version.
+typedef void *(*sqlcipher_malloc_fn)(int size);
+typedef int (*sqlcipher_register_provider_fn)(sqlcipher_provider *provider);
+typedef void (*sqlcipher_activate_fn)(void);
 
 enum { OK = 0, ERROR = 1, NOMEM = 7 };
 enum { KEY_SIZE = 32, IV_SIZE = 16, BLOCK_SIZE = 16, MAX_HMAC_SIZE = 64 };
@@ -296,9 +301,22 @@ const char *dbcrypt_provider_name(void) { return "dbcrypt-openssl"; }
 
 void dbcrypt_provider_select_mode(int mode) { selected_mode = mode; }
 
+// The algorithms, fetched from OpenSSL once per process: by the install on
+// SQLCipher 3.4.x, by the first key derivation on any version.
+static pthread_once_t algorithms_fetched = PTHREAD_ONCE_INIT;
+static void fetch(void) {
+    aes256cbc = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
+    sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
+    sha512 = EVP_MD_fetch(NULL, "SHA512", NULL);
+}
+static int fetch_algorithms(void) {
+    pthread_once(&algorithms_fetched, fetch);
+    return aes256cbc && sha1 && sha512 ? OK : ERROR;
+}
+
 int dbcrypt_provider_derive_key(const void *pass, int pass_sz, const unsigned char *salt, int salt_sz,
                                 int iterations, int mode, unsigned char *key) {
-    if (!sha1 || !sha512) return ERROR;
+    if (fetch_algorithms() != OK) return ERROR;
     context c = { .mode = mode == DBCRYPT_MODE_SHA512 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1 };
     return kdf(&c, pass, pass_sz, (unsigned char *)salt, salt_sz, iterations, KEY_SIZE, key);
 }
@@ -306,10 +324,12 @@ int dbcrypt_provider_derive_key(const void *pass, int pass_sz, const unsigned ch
 int dbcrypt_provider_install(void) {
     static int installed = 0;
     if (installed) return OK;
-    aes256cbc = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
-    sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
-    sha512 = EVP_MD_fetch(NULL, "SHA512", NULL);
-    if (!aes256cbc || !sha1 || !sha512) return ERROR;
+    if (fetch_algorithms() != OK) return ERROR;
+    sqlcipher_activate_fn sqlcipher_activate = (sqlcipher_activate_fn)dlsym(RTLD_DEFAULT, "sqlcipher_activate");
+    sqlcipher_malloc_fn sqlcipher_malloc = (sqlcipher_malloc_fn)dlsym(RTLD_DEFAULT, "sqlcipher_malloc");
+    sqlcipher_register_provider_fn sqlcipher_register_provider =
+        (sqlcipher_register_provider_fn)dlsym(RTLD_DEFAULT, "sqlcipher_register_provider");
+    if (!sqlcipher_activate || !sqlcipher_malloc || !sqlcipher_register_provider) return ERROR;
     strncpy(version_text, OpenSSL_version(OPENSSL_VERSION), sizeof version_text - 1);
 
     // Activating once, and never deactivating, keeps SQLCipher from freeing

@@ -64,7 +64,7 @@ struct Check: ParsableCommand {
         result.kind = db.cipher.map { "encrypted, \($0)" } ?? "plaintext"
         do {
             result.pageCount = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
-            result.problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
+            result.problems = try db.integrityProblems()
         } catch let error as DatabaseError where isDamage(error) {
             result.problems = [error.description]
         }

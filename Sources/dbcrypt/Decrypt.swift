@@ -77,7 +77,7 @@ func checkPlaintext(_ path: String) throws {
     options.create = false
     let db = try Database(path: path, key: nil, options: options)
     defer { db.close() }
-    let problems = try db.fetchAll(String.self, "PRAGMA integrity_check").filter { $0 != "ok" }
+    let problems = try db.integrityProblems()
     guard problems.isEmpty else {
         throw DatabaseError.verificationFailed(path: path, reason: problems.prefix(3).joined(separator: "; "))
     }

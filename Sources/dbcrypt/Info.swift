@@ -70,7 +70,13 @@ struct Info: ParsableCommand {
                 facts.append(("kdf_iter", .number(Double(settings.effectiveKDFIterations))))
             }
             for pragma in ["page_size", "page_count", "freelist_count", "user_version", "application_id", "journal_mode"] {
-                if let value = try db.fetchOne("PRAGMA \(pragma)")?[0] { facts.append((pragma, JSONValue(value))) }
+                guard let value = try db.fetchOne("PRAGMA \(pragma)")?[0] else { continue }
+                // SQLCipher 4 answers page_size on a keyed database in text.
+                if case let .text(text) = value, let number = Int(text) {
+                    facts.append((pragma, .number(Double(number))))
+                } else {
+                    facts.append((pragma, JSONValue(value)))
+                }
             }
             var tables: [(String, JSONValue)] = []
             try namingDamage(of: database) {

@@ -61,6 +61,10 @@ func isDamage(_ error: DatabaseError) -> Bool {
     }
 }
 
+/// SQLITE_READONLY_DIRECTORY: SQLite 3.22 and later's answer when it cannot
+/// make a journal in the directory (3.15 answers SQLITE_CANTOPEN).
+private let readOnlyDirectory: Int32 = 8 | (6 << 8)
+
 /// Runs `body`, which uses `database` once it is open: damage met there
 /// becomes `DatabaseError.damaged`, naming the file, and a write this user
 /// may not make (the file, or a journal in its directory) one sentence that
@@ -70,9 +74,9 @@ func namingDamage<T>(of database: String, _ body: () throws -> T) throws -> T {
         return try body()
     } catch let DatabaseError.sqlite(code, message, _) where isDamage(.sqlite(code: code, message: message, sql: nil)) {
         throw DatabaseError.damaged(path: database, reason: message)
-    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 8 {
+    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 8 && code != readOnlyDirectory {
         throw CLIError("Cannot write \(database): this user may only read it (or its directory): nothing was changed.")
-    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 14 {
+    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 14 || code == readOnlyDirectory {
         throw CLIError("Cannot write \(database): SQLite cannot make its journal beside it (this user may not write the directory): nothing was changed.")
     }
 }

@@ -68,7 +68,7 @@ struct Schema: ParsableCommand {
     private func requireIntact(_ db: Database) throws {
         let problems: [String]
         do {
-            problems = try db.fetchAll(String.self, "PRAGMA quick_check").filter { $0 != "ok" }
+            problems = try db.integrityProblems(quick: true)
         } catch let error as DatabaseError where isDamage(error) {
             problems = [error.description]
         }

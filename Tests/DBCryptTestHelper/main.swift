@@ -19,6 +19,12 @@
 //       DBCRYPT_TEST_KEY: the key. Opens a pool exclusive to this process
 //       and commits rows until it is killed, printing "committed N" after
 //       each commit and reading now and then
+//   DBCryptTestHelper temp-storage PATH [--temp-store-file]
+//       DBCRYPT_TEST_KEY: the key. Makes an encrypted database of rows
+//       holding "row-secret-N", then sorts them with a cache too small to
+//       hold them, fills a temporary table and indexes it; with
+//       --temp-store-file, first puts temporary storage back on disk
+//       (the control: what a raw handle with SQLite's default may do)
 //
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
 import CSQLCipher
@@ -63,6 +69,8 @@ do {
         try queue.close()
     case "write-exclusively":
         try writeExclusively(arguments[2], key: key("DBCRYPT_TEST_KEY"))
+    case "temp-storage":
+        try temporaryStorage(arguments[2], key: key("DBCRYPT_TEST_KEY"), onDisk: arguments.contains("--temp-store-file"))
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:
@@ -105,4 +113,24 @@ func writeExclusively(_ path: String, key: DatabaseKey) throws -> Never {
             guard rows == count else { throw DatabaseError.damaged(path: path, reason: "\(rows ?? 0) rows after \(count) commits") }
         }
     }
+}
+
+/// See `temp-storage` above.
+func temporaryStorage(_ path: String, key: DatabaseKey, onDisk: Bool) throws {
+    let db = try Database(path: path, key: key)
+    if onDisk { try db.execute("PRAGMA temp_store = FILE") }
+    try db.execute("""
+        PRAGMA cache_size = 8;
+        CREATE TABLE secret(id INTEGER PRIMARY KEY, body TEXT);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO secret(body) SELECT 'row-secret-' || i || '-' || hex(randomblob(40)) FROM n;
+        """)
+    // A sort bigger than the cache spills to temporary storage.
+    let sorted = try db.fetchAll(String.self, "SELECT body FROM secret ORDER BY substr(body, 20) DESC")
+    guard sorted.count == 20000 else { throw DatabaseError.damaged(path: path, reason: "sorted \(sorted.count) rows") }
+    try db.execute("""
+        CREATE TEMP TABLE copy AS SELECT body FROM secret;
+        CREATE INDEX temp.copy_body ON copy(body);
+        """)
+    db.close()
 }

@@ -24,6 +24,22 @@ final class CipherInfoTests: XCTestCase {
         XCTAssertFalse(info.supports(.compatibility))
     }
 
+    func testSQLCipher4ChoosesTheFormatWithItsOwnPragmas() throws {
+        let info = try CipherInfo.linked()
+        try XCTSkipIf(info.usesDBCryptProvider, "SQLCipher \(info.cipherVersion) chooses the format through DBCrypt's provider")
+        XCTAssertEqual(info.formats, [.sqlcipher3, .sqlcipher4])
+        XCTAssertNotEqual(info.provider, "dbcrypt-openssl")
+        let dir = try makeTemporaryDirectory(self)
+        for (format, hash) in [(CipherSettings.sqlcipher3, "SHA1"), (.sqlcipher4, "SHA512")] {
+            var options = Database.Options()
+            options.cipher = format
+            let db = try Database(path: dir.appendingPathComponent("\(hash).db").path, key: .passphrase("x"), options: options)
+            XCTAssertEqual(try db.connection.firstValue("PRAGMA cipher_hmac_algorithm"), .text("HMAC_" + hash))
+            XCTAssertEqual(try db.connection.firstValue("PRAGMA cipher_kdf_algorithm"), .text("PBKDF2_HMAC_" + hash))
+            XCTAssertEqual(try db.connection.integerValue("PRAGMA cipher_page_size"), format.effectivePageSize)
+        }
+    }
+
     func testSupportMatchesWhatAKeyedConnectionAnswers() throws {
         let info = try CipherInfo.linked()
         let db = try Database.inMemory(key: .passphrase("x"))

@@ -52,6 +52,9 @@ final class DatabasePoolTests: XCTestCase {
             try pool.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
             try readAtOnce(pool, readers: 5)
             XCTAssertEqual(dbcrypt_provider_key_derivations() - before, 1, "\(cipher.format): a new file")
+            // The counter counts DBCrypt's derivations; SQLCipher 4.x would
+            // derive a passphrase itself: every reader has the raw key.
+            XCTAssertEqual(pool.readerKeyKind, .rawWithSalt, "\(cipher.format): the readers' key")
             try pool.close()
 
             let reopened = dbcrypt_provider_key_derivations()
@@ -60,6 +63,7 @@ final class DatabasePoolTests: XCTestCase {
             try again.releaseMemory()
             try readAtOnce(again, readers: 5)
             XCTAssertEqual(dbcrypt_provider_key_derivations() - reopened, 1, "\(cipher.format): an existing file")
+            XCTAssertEqual(again.readerKeyKind, .rawWithSalt, "\(cipher.format): the readers' key")
         }
         // A SQLCipher 3 file opened with the default (SQLCipher 4) settings: one try each.
         let before = dbcrypt_provider_key_derivations()

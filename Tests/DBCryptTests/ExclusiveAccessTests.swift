@@ -95,7 +95,7 @@ final class ExclusiveAccessTests: XCTestCase {
         shell.standardOutput = output
         shell.standardError = FileHandle.nullDevice
         try shell.run()
-        input.fileHandleForWriting.write(Data("PRAGMA key = '\(passphrase)';\nBEGIN;\nSELECT count(*) FROM t;\n".utf8))
+        input.fileHandleForWriting.write(Data("\(shellPrologue()).output /dev/null\nPRAGMA key = '\(passphrase)';\n.output stdout\nBEGIN;\nSELECT count(*) FROM t;\n".utf8))
         XCTAssertEqual(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self), "1\n")
 
         var exclusive = options

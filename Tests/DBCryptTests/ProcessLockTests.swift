@@ -33,11 +33,11 @@ final class ProcessLockTests: XCTestCase {
             let other = try Database(path: path, key: .passphrase(passphrase), options: options)
             XCTAssertEqual(try other.fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
             other.close()
-            let (status, complaint) = try shell(path, "BEGIN IMMEDIATE; COMMIT;")
+            let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
             XCTAssertNotEqual(status, 0, "another process began a write during ours")
             XCTAssertTrue(complaint.contains("locked"), complaint)
         }
-        let (status, complaint) = try shell(path, "BEGIN IMMEDIATE; COMMIT;")
+        let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
         XCTAssertEqual(status, 0, complaint)
     }
 

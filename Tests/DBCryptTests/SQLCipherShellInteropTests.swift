@@ -2,13 +2,14 @@ import Foundation
 import XCTest
 @testable import DBCrypt
 
-/// Files written by Debian's `sqlcipher` shell open in DBCrypt, and the
-/// reverse, with a passphrase and with a raw key. The shell gets its key on
-/// standard input, never in its arguments.
+/// Files written by the engine's `sqlcipher` shell open in DBCrypt, and the
+/// reverse, with a passphrase and with a raw key, in SQLCipher 3's format
+/// (which every shell writes when asked) and in the shell's own defaults.
+/// The shell gets its key on standard input, never in its arguments.
 final class SQLCipherShellInteropTests: XCTestCase {
     let passphrase = "interop passphrase"
     let rawHex = String(repeating: "0123456789abcdef", count: 4)
-    /// The shell is SQLCipher 3.4.1: it reads and writes the SQLCipher 3 format only.
+    /// SQLCipher 3's format: what Debian 12's 3.4.1 shell reads and writes.
     var sqlcipher3: Database.Options {
         var options = Database.Options()
         options.cipher = .sqlcipher3
@@ -83,5 +84,42 @@ final class SQLCipherShellInteropTests: XCTestCase {
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }
+    }
+
+    // MARK: - The shell's own defaults
+
+    /// A 4.x shell opens what DBCrypt writes with its defaults (SQLCipher 4)
+    /// given the key alone.
+    func testTheShellOpensWhatDBCryptWritesGivenTheKeyAlone() throws {
+        try XCTSkipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("defaults.db").path
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('from DBCrypt')")
+        db.close()
+        XCTAssertEqual(try runSQLCipherShell(path, """
+            PRAGMA key = '\(passphrase)';
+            SELECT x FROM t;
+            PRAGMA cipher_integrity_check;
+            """, defaults: .own), "from DBCrypt\n")
+    }
+
+    /// DBCrypt opens what the shell writes with its own defaults, in WAL
+    /// mode with commits still in the log: SQLCipher 4 from a 4.x shell,
+    /// SQLCipher 3 from 3.4.1's.
+    func testDBCryptOpensWhatTheShellWritesWithItsOwnDefaultsInWALMode() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("shell-wal.db").path
+        let (status, _, complaint) = try runSQLCipherShellUnchecked(path, """
+            PRAGMA key = '\(passphrase)';
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE t(x);
+            INSERT INTO t VALUES ('one');
+            PRAGMA wal_checkpoint(TRUNCATE);
+            INSERT INTO t VALUES ('two');
+            .shell kill -9 $PPID
+            """, defaults: .own)
+        XCTAssertEqual(status, SIGKILL, complaint)
+        let db = try Database(path: path, key: .passphrase(passphrase))
+        XCTAssertEqual(db.cipher, shellIsSQLCipher4 ? .sqlcipher4 : .sqlcipher3)
+        XCTAssertEqual(try db.fetchAll(String.self, "SELECT x FROM t ORDER BY rowid"), ["one", "two"])
     }
 }

@@ -12,29 +12,66 @@ public func makeTemporaryDirectory(_ test: XCTestCase) throws -> URL {
     return url
 }
 
-/// Runs Debian's `sqlcipher` shell on `path` with `script` on its standard
-/// input (so keys never reach its arguments) and returns what it printed.
+/// Runs the engine's `sqlcipher` shell on `path` with `script` on its standard
+/// input (so keys never reach its arguments), from `defaults`, and returns
+/// what it printed.
 /// Fails the test when the shell is missing, complains, or exits non-zero.
 @discardableResult
-public func runSQLCipherShell(_ path: String, _ script: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+public func runSQLCipherShell(_ path: String, _ script: String, defaults: ShellDefaults = .sqlcipher3,
+                              file: StaticString = #filePath, line: UInt = #line) throws -> String {
     guard FileManager.default.isExecutableFile(atPath: sqlcipherShell) else {
         XCTFail("the sqlcipher shell is not installed: run scripts/bootstrap", file: file, line: line)
         return ""
     }
-    let (status, printed, complaint) = try runSQLCipherShellUnchecked(path, script)
+    let (status, printed, complaint) = try runSQLCipherShellUnchecked(path, script, defaults: defaults)
     XCTAssertEqual(status, 0, "sqlcipher shell failed: \(complaint)", file: file, line: line)
     XCTAssertEqual(complaint, "", file: file, line: line)
     return printed
 }
 
-/// Debian's `sqlcipher` shell.
+/// The engine's `sqlcipher` shell (Debian's package).
 public let sqlcipherShell = "/usr/bin/sqlcipher"
+
+/// The settings the `sqlcipher` shell starts from.
+public enum ShellDefaults: Sendable {
+    /// SQLCipher 3's (what Debian 12's 3.4.1 shell writes), on any shell:
+    /// a 4.x shell is given `cipher_default_compatibility = 3`.
+    case sqlcipher3
+    /// The shell's own: SQLCipher 3's on 3.4.1, SQLCipher 4's on 4.x.
+    case own
+}
+
+/// The engine's shell is SQLCipher 4 or later (`PRAGMA cipher_version`).
+public let shellIsSQLCipher4: Bool = {
+    guard let (_, printed, _) = try? run(sqlcipherShell, ["-batch", ":memory:"], input: "PRAGMA cipher_version;\n") else { return false }
+    return !printed.hasPrefix("3.")
+}()
 
 /// Runs the `sqlcipher` shell on `path` with `script` on its standard input
 /// and stops at the first error (`-bail`), for tests that expect it to fail:
-/// its exit status, what it printed and its complaint, unjudged.
-public func runSQLCipherShellUnchecked(_ path: String, _ script: String) throws -> (status: Int32, printed: String, complaint: String) {
-    try run(sqlcipherShell, ["-batch", "-bail", path], input: script)
+/// its exit status, what it printed and its complaint, unjudged. A 4.x
+/// shell first has its log turned off (it logs every failed page check to
+/// stderr) and, for `.sqlcipher3`, SQLCipher 3's defaults set.
+public func runSQLCipherShellUnchecked(_ path: String, _ script: String, defaults: ShellDefaults = .sqlcipher3)
+    throws -> (status: Int32, printed: String, complaint: String) {
+    var result = try run(sqlcipherShell, ["-batch", "-bail", path], input: shellPrologue(defaults) + script)
+    // A 4.x shell answers `PRAGMA key` with "ok"; 3.4.1 says nothing.
+    if shellIsSQLCipher4, script.hasPrefix("PRAGMA key"), result.1.hasPrefix("ok\n") { result.1.removeFirst(3) }
+    return result
+}
+
+/// What a shell script starts with to run from `defaults` (on a 3.4.1
+/// shell, nothing): see ``runSQLCipherShellUnchecked(_:_:defaults:)``.
+public func shellPrologue(_ defaults: ShellDefaults = .sqlcipher3) -> String {
+    guard shellIsSQLCipher4 else { return "" }
+    return """
+        .output /dev/null
+        PRAGMA cipher_log_source = NONE;
+        PRAGMA cipher_log_level = NONE;
+        \(defaults == .sqlcipher3 ? "PRAGMA cipher_default_compatibility = 3;" : "")
+        .output stdout
+
+        """
 }
 
 /// A database at `path` in WAL mode, with the row "zero" of table `t(a)` in

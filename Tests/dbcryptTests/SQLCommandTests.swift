@@ -13,7 +13,7 @@ final class SQLCommandTests: XCTestCase {
     }
 
     func testJSONParsesBackToTheRows() throws {
-        let run = try dbcrypt(["sql", path, "--key-env", "KEY", "--json", "SELECT id, title, body, score, NULL AS nothing FROM note ORDER BY id"],
+        let run = try dbcrypt(["sql", path, "--key-env", "KEY", "--json", "SELECT id, title, body, score, NULL AS missing FROM note ORDER BY id"],
                               environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
@@ -22,7 +22,7 @@ final class SQLCommandTests: XCTestCase {
         XCTAssertEqual(rows[2]["title"] as? String, "title, \"quoted\" 2")
         XCTAssertEqual((rows[2]["body"] as? String).flatMap { Data(base64Encoded: $0) }, Data([2, 0, 1]))
         XCTAssertEqual(rows[2]["score"] as? Double, 0.5)
-        XCTAssertTrue(rows[2]["nothing"] is NSNull)
+        XCTAssertTrue(rows[2]["missing"] is NSNull)
     }
 
     func testCSVParsesBackToTheRows() throws {

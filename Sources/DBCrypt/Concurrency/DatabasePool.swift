@@ -85,6 +85,9 @@ public final class DatabasePool: @unchecked Sendable {
     /// derived once. Changed under `lock` by a key change.
     private var readerKey: DatabaseKey?
     private var readerOptions: Database.Options
+    /// The kind of key readers open with: `.rawWithSalt` when it was derived
+    /// once (what tests check on engines whose derivations they cannot count).
+    var readerKeyKind: DatabaseKey.Kind? { lock.withLock { readerKey?.kind } }
     /// One permit per reader that may read at once; a barrier takes them all.
     private let readerPermits: DispatchSemaphore
     private let maximumReaderCount: Int
@@ -163,7 +166,7 @@ public final class DatabasePool: @unchecked Sendable {
         if let salt = FileSalt.read(path) {
             // An existing encrypted file: its salt, the configured format, then the other one.
             for settings in [options.cipher, options.cipher.fallback] where library.formats.contains(settings.format) {
-                guard let derived = key.derived(salt: salt, settings, library: library) else { break }
+                guard let derived = key.derived(salt: salt, settings) else { break }
                 var exact = options
                 exact.cipher = settings
                 exact.tryOtherFormat = false
@@ -173,7 +176,7 @@ public final class DatabasePool: @unchecked Sendable {
                     continue
                 }
             }
-        } else if let derived = key.derivedForNewFile(options.cipher, library: library),
+        } else if let derived = key.derivedForNewFile(options.cipher),
                   FileSalt.isNewFile(path, create: options.create) {
             // A new file gets this key's salt; if another connection gave it
             // a header first, it is opened below as the existing file it is.
@@ -185,7 +188,7 @@ public final class DatabasePool: @unchecked Sendable {
         // derived again from the salt the file has now.
         let writer = try Database(path: path, key: key, options: options)
         let settings = writer.cipher ?? options.cipher
-        return (writer, FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) })
+        return (writer, FileSalt.read(path).flatMap { key.derived(salt: $0, settings) })
     }
 
     /// Checkpoints when SQLite would by itself (PASSIVE once the WAL holds

@@ -146,6 +146,18 @@ final class Connection {
         }
         return result
     }
+
+    /// The first column of the first row of `sql` as an integer, whether
+    /// SQLite returns an integer or its decimal text (SQLCipher 4 answers
+    /// `PRAGMA page_size` on a keyed connection as `cipher_page_size`, in
+    /// text), or nil when there is no such row or it is not a number.
+    func integerValue(_ sql: String) throws -> Int? {
+        switch try firstValue(sql) {
+        case let .integer(value)?: return Int(exactly: value)
+        case let .text(text)?: return Int(text)
+        default: return nil
+        }
+    }
 }
 
 /// The trace callback, boxed so SQLite can carry it as a `void *`.

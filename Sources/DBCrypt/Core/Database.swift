@@ -165,7 +165,7 @@ public final class Database {
         var derived: [CipherSettings.Format: DatabaseKey] = [:]
         func keyFor(_ settings: CipherSettings) -> DatabaseKey {
             if let known = derived[settings.format] { return known }
-            let made = FileSalt.read(path).flatMap { key.derived(salt: $0, settings, library: library) } ?? key
+            let made = FileSalt.read(path).flatMap { key.derived(salt: $0, settings) } ?? key
             derived[settings.format] = made
             return made
         }
@@ -283,6 +283,10 @@ public final class Database {
         if let trace = options.trace { connection.installTrace(trace) }
         do {
             if let key { try connection.applyKey(key, settings: settings, library: library) }
+            // Sorts, indexes being built and temporary tables stay in memory:
+            // SQLCipher encrypts only the database and its journals, and some
+            // builds (Debian 13's) put temporary files on disk by default.
+            try connection.run("PRAGMA temp_store = MEMORY")
             if options.lockExclusively { try connection.run("PRAGMA locking_mode = EXCLUSIVE") }
             if options.queryOnly { try connection.run("PRAGMA query_only = 1") }
             if writesHeader {

@@ -2,7 +2,8 @@ import CSQLCipher
 import Foundation
 
 // SQLCipher creates the codec of an ATTACHed database from its process-wide
-// defaults (`cipher_default_page_size`, `cipher_default_kdf_iter`) and, on
+// defaults (`cipher_default_page_size`, `cipher_default_kdf_iter`, on 4.x
+// `cipher_default_hmac_algorithm` and `cipher_default_kdf_algorithm`) and, on
 // 3.4.x, from the provider mode selected on the attaching thread; it then
 // reads the attached file's schema at once. Left alone, an ATTACH ... KEY
 // on SQLCipher 3.4.1 uses SQLCipher 3 settings whatever the connection uses:
@@ -56,38 +57,37 @@ extension Connection {
     }
 
     /// Runs `body`, which attaches a database, so that a codec it creates
-    /// uses `settings`: page size, KDF iterations and, through DBCrypt's
-    /// provider (or `cipher_default_compatibility` on SQLCipher 4), format.
+    /// uses `settings`: the process-wide defaults of the pragmas
+    /// ``CipherSettings/pragmas(on:)`` names and, on 3.4.x, DBCrypt's
+    /// provider mode.
     ///
     /// - throws: ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``,
     ///   or what `body` throws.
     func attaching<R>(_ settings: CipherSettings, _ body: () throws -> R) throws -> R {
         guard let library else { return try body() }
-        try settings.validate()
-        var defaults = [
-            ("cipher_default_page_size", settings.effectivePageSize),
-            ("cipher_default_kdf_iter", settings.effectiveKDFIterations),
-        ]
-        if !library.usesDBCryptProvider && library.supports(.compatibility) {
-            defaults.append(("cipher_default_compatibility", settings.format == .sqlcipher4 ? 4 : 3))
+        // Each pragma's process-wide default: `cipher_page_size` is
+        // `cipher_default_page_size`, `kdf_iter` is `cipher_default_kdf_iter`.
+        let defaults = try settings.pragmas(on: library).map { pragma in
+            ("cipher_default_" + pragma.name.replacingOccurrences(of: "cipher_", with: ""), pragma.value)
         }
         attachLock.lock()
         defer { attachLock.unlock() }
-        var previous: [(String, Int)] = []
+        var previous: [(String, String)] = []
         defer {
             for (name, value) in previous.reversed() { try? run("PRAGMA \(name) = \(value)") }
         }
         for (name, value) in defaults {
-            // SQLCipher 3.4.1 answers these pragmas with text, 4.x with integers.
-            let current: Int?
+            // SQLCipher 3.4.1 answers these pragmas with text, 4.x with
+            // integers, or names for the algorithms.
+            let current: String
             switch try firstValue("PRAGMA \(name)") {
-            case let .integer(value)?: current = Int(exactly: value)
-            case let .text(text)?: current = Int(text)
-            default: current = nil
+            case let .integer(value)?: current = String(value)
+            case let .text(text)? where !text.isEmpty && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }):
+                current = text
+            default: continue
             }
-            guard let current else { continue }
             previous.append((name, current))
-            // Validated integers only: no caller text reaches the SQL.
+            // Validated integers and fixed names only: no caller text reaches the SQL.
             try run("PRAGMA \(name) = \(value)")
         }
         return try library.keying(settings.format, body)

@@ -30,6 +30,12 @@ public struct CipherInfo: Sendable, Equatable {
     /// Whether DBCrypt's provider was installed (the linked SQLCipher is 3.4.x).
     public let usesDBCryptProvider: Bool
 
+    /// Whether SQLCipher's own HMAC and KDF algorithm pragmas choose the
+    /// format (SQLCipher 4.x), rather than DBCrypt's provider (3.4.x).
+    var setsFormatByPragma: Bool {
+        !usesDBCryptProvider && supports(.hmacAlgorithm) && supports(.kdfAlgorithm)
+    }
+
     /// Whether the linked library supports `setting`.
     public func supports(_ setting: CipherSetting) -> Bool { supportedSettings.contains(setting) }
 
@@ -68,6 +74,13 @@ public struct CipherInfo: Sendable, Equatable {
 
         let connection = try Connection.openInMemory()
         defer { connection.close() }
+        // SQLCipher 4.x logs every failed page check ("hmac check failed
+        // for pgno=1": any wrong key) to stderr; DBCrypt reports its errors
+        // itself. Process-wide; 3.4.1 has no log. 4.6 logs errors whatever
+        // the level until no source is logged.
+        for pragma in ["cipher_log_source", "cipher_log_level"] where try connection.firstValue("PRAGMA \(pragma)") != nil {
+            try connection.run("PRAGMA \(pragma) = NONE")
+        }
         // Cipher pragmas answer only once a codec is attached, that is, after a key.
         let db = try connection.open()
         _ = sqlite3_key_v2(db, "main", "probe", 5)
@@ -83,7 +96,7 @@ public struct CipherInfo: Sendable, Equatable {
             }
         }
         var formats: Set<CipherSettings.Format> = [.sqlcipher3]
-        if usesProvider || supported.contains(.compatibility) { formats.insert(.sqlcipher4) }
+        if usesProvider || (supported.contains(.hmacAlgorithm) && supported.contains(.kdfAlgorithm)) { formats.insert(.sqlcipher4) }
         return CipherInfo(
             cipherVersion: version,
             sqliteVersion: try text("SELECT sqlite_version()") ?? sqliteVersion,

@@ -99,19 +99,19 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
     /// computed once by DBCrypt's provider exactly as SQLCipher would, as a raw
     /// key with that salt. A file written with it opens with the passphrase;
     /// writing and then checking the file with it costs no further key
-    /// derivation. Nil for a raw key, or when DBCrypt's provider is not installed.
-    func derivedForNewFile(_ settings: CipherSettings, library: CipherInfo) -> DatabaseKey? {
+    /// derivation. Nil for a raw key.
+    func derivedForNewFile(_ settings: CipherSettings) -> DatabaseKey? {
         var generator = SystemRandomNumberGenerator()
-        return derived(salt: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, settings, library: library)
+        return derived(salt: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, settings)
     }
 
     /// This passphrase's key for the file whose first 16 bytes are `salt`,
     /// derived once by DBCrypt's provider as SQLCipher would with `settings`,
     /// as a raw key with that salt: further connections open with it at no
-    /// derivation cost. Nil for a raw key, or when DBCrypt's provider is not
-    /// installed.
-    func derived(salt: [UInt8], _ settings: CipherSettings, library: CipherInfo) -> DatabaseKey? {
-        guard kind == .passphrase, library.usesDBCryptProvider, salt.count == 16 else { return nil }
+    /// derivation cost (SQLCipher 3.4 through DBCrypt's provider and 4.x
+    /// natively take a raw key with its salt). Nil for a raw key.
+    func derived(salt: [UInt8], _ settings: CipherSettings) -> DatabaseKey? {
+        guard kind == .passphrase, salt.count == 16 else { return nil }
         var key = [UInt8](repeating: 0, count: 32)
         defer { key.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
         let mode = settings.format == .sqlcipher4 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1

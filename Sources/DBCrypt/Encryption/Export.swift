@@ -92,7 +92,7 @@ struct Export {
         // A passphrase is derived once, here; the new file is written and
         // checked with the resulting raw key and salt, and opens later with
         // the passphrase.
-        let writingKey = destinationKey.map { $0.derivedForNewFile(cipher, library: library) ?? $0 }
+        let writingKey = destinationKey.map { $0.derivedForNewFile(cipher) ?? $0 }
 
         let sibling = try SiblingFile.create(beside: destinationPath, keepingOwnerAndModeOf: inPlace ? destinationPath : nil)
         var replaced = false
@@ -191,7 +191,7 @@ struct Export {
     /// What `quick_check` finds wrong with `db`, or nil when it is whole.
     private static func quickCheckProblem(_ db: Database) -> String? {
         do {
-            let problems = try db.fetchAll(String.self, "PRAGMA quick_check").filter { $0 != "ok" }
+            let problems = try db.integrityProblems(quick: true)
             return problems.isEmpty ? nil : problems.prefix(3).joined(separator: "; ")
         } catch {
             return "\(error)"
@@ -277,7 +277,7 @@ struct Export {
             if key != nil {
                 pageSize = cipher.effectivePageSize
             } else {
-                pageSize = try source.fetchScalar(Int.self, "PRAGMA \(target).page_size") ?? 4096
+                pageSize = try source.connection.integerValue("PRAGMA \(target).page_size") ?? 4096
             }
             progress.start(pageSize: pageSize, total: max(1, (facts.usedBytes + pageSize - 1) / pageSize))
             let context = Unmanaged.passUnretained(progress).toOpaque()
@@ -391,8 +391,8 @@ struct Export {
         // on a 320 MB file, most of a migration's time.
         let copied: SourceFacts
         do {
-            let integrity = try copy.fetchAll(String.self, "PRAGMA quick_check")
-            guard integrity == ["ok"] else {
+            let integrity = try copy.integrityProblems(quick: true)
+            guard integrity.isEmpty else {
                 throw DatabaseError.verificationFailed(path: sourcePath, reason: "integrity check: \(integrity.prefix(3).joined(separator: "; "))")
             }
             copied = try SourceFacts(copy)
@@ -446,7 +446,7 @@ struct SourceFacts: Equatable {
         userVersion = try db.fetchScalar(Int.self, "PRAGMA main.user_version") ?? 0
         applicationID = try db.fetchScalar(Int.self, "PRAGMA main.application_id") ?? 0
         autoVacuum = try db.fetchScalar(Int.self, "PRAGMA main.auto_vacuum") ?? 0
-        let pageSize = try db.fetchScalar(Int.self, "PRAGMA main.page_size") ?? 0
+        let pageSize = try db.connection.integerValue("PRAGMA main.page_size") ?? 0
         let pages = try db.fetchScalar(Int.self, "PRAGMA main.page_count") ?? 0
         let free = try db.fetchScalar(Int.self, "PRAGMA main.freelist_count") ?? 0
         usedBytes = (pages - free) * pageSize

@@ -25,20 +25,14 @@ extension Connection {
         try applyCipherSettings(settings, library: library)
     }
 
-    /// Applies the page size and iteration count (and, on SQLCipher 4.x, the
-    /// format) to `schema`, an attached database, or `main` when nil.
+    /// Applies `settings` to `schema`, an attached database, or `main` when
+    /// nil: the pragmas ``CipherSettings/pragmas(on:)`` names.
     func applyCipherSettings(_ settings: CipherSettings, library: CipherInfo, schema: String? = nil) throws {
-        try settings.validate()
         let prefix = schema.map { "PRAGMA \($0)." } ?? "PRAGMA "
-        if !library.usesDBCryptProvider && library.supports(.compatibility) {
-            try run(prefix + "cipher_compatibility = \(settings.format == .sqlcipher4 ? 4 : 3)")
+        for pragma in try settings.pragmas(on: library) {
+            // Validated integers and fixed names only: no caller text reaches the SQL.
+            try run(prefix + "\(pragma.name) = \(pragma.value)")
         }
-        for setting in [CipherSetting.pageSize, .kdfIterations] where !library.supports(setting) {
-            throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
-        }
-        // Validated integers only: no caller text reaches the SQL.
-        try run(prefix + "cipher_page_size = \(settings.effectivePageSize)")
-        try run(prefix + "kdf_iter = \(settings.effectiveKDFIterations)")
     }
 
     /// Gives a new, empty file its header and salt: an IMMEDIATE transaction
@@ -94,3 +88,36 @@ extension Connection {
 /// A new file that another connection gave its header between our look at
 /// it and our keying: it is opened again, as the existing file it now is.
 struct NewFileCreatedMeanwhile: Error {}
+
+// The one place where cipher settings become what the linked SQLCipher
+// understands; opening, the pool, the routines and ATTACH all go through it.
+//
+// - SQLCipher 3.4.x: the format is the DBCrypt provider's mode, chosen as the
+//   codec is created (``CipherInfo/keying(_:_:)``); the pragmas set the page
+//   size and iterations.
+// - SQLCipher 4.x: the format is SQLCipher's own HMAC and KDF algorithm
+//   pragmas (what `cipher_compatibility` sets, which has no getter to detect
+//   it by), beside the page size and iterations.
+extension CipherSettings {
+    /// The pragmas, without their schema prefix, that give a connection's
+    /// codec these settings on `library`, in the order they are applied.
+    ///
+    /// - throws: ``DatabaseError/invalidCipherSetting(name:reason:)``, or
+    ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)`` when
+    ///   the library lacks a pragma these settings need.
+    func pragmas(on library: CipherInfo) throws -> [(name: String, value: String)] {
+        try validate()
+        for setting in [CipherSetting.pageSize, .kdfIterations] where !library.supports(setting) {
+            throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
+        }
+        var pragmas: [(name: String, value: String)] = []
+        if library.setsFormatByPragma {
+            let hash = format == .sqlcipher4 ? "SHA512" : "SHA1"
+            pragmas.append((CipherSetting.hmacAlgorithm.rawValue, "HMAC_" + hash))
+            pragmas.append((CipherSetting.kdfAlgorithm.rawValue, "PBKDF2_HMAC_" + hash))
+        }
+        pragmas.append((CipherSetting.pageSize.rawValue, "\(effectivePageSize)"))
+        pragmas.append((CipherSetting.kdfIterations.rawValue, "\(effectiveKDFIterations)"))
+        return pragmas
+    }
+}
