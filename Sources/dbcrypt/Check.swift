@@ -65,6 +65,12 @@ struct Check: ParsableCommand {
         do {
             result.pageCount = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
             result.problems = try db.integrityProblems()
+            if db.cipher != nil, try CipherInfo.linked().hasCipherIntegrityCheck {
+                // SQLCipher 4.x authenticates every page itself, beside the page reader.
+                let failed = try db.fetchAll(String.self, "PRAGMA cipher_integrity_check")
+                result.problems += failed.map { "SQLCipher: \($0)" }
+                result.cipherIntegrityCheckRan = true
+            }
         } catch let error as DatabaseError where isDamage(error) {
             result.problems = [error.description]
         }
@@ -73,10 +79,13 @@ struct Check: ParsableCommand {
 
 extension Check {
     /// Whether the linked SQLCipher's `error` means settings only the page
-    /// reader reads (a plaintext header looks like a plaintext file to it).
+    /// reader reads: SQLCipher 1 or 2 settings, other hashes, a plaintext
+    /// header on 3.4.1 (which has no such setting) or one whose salt is not given.
     static func onlyThePageReaderOpens(_ error: DatabaseError) -> Bool {
         switch error {
         case .wrongKeyOrNotADatabase, .notEncrypted: true
+        // A plaintext header on 3.4.1, or its salt not given with the key.
+        case .unsupportedCipherSetting, .invalidCipherSetting(name: "cipher_salt", _): true
         default: false
         }
     }
@@ -93,8 +102,10 @@ struct CheckResult {
     var kind: String?
     /// Pages SQLite counts.
     var pageCount = 0
-    /// What SQLite's integrity check reported other than "ok".
+    /// What SQLite's integrity check (and SQLCipher's) reported other than "ok".
     var problems: [String] = []
+    /// Whether SQLCipher's own `cipher_integrity_check` ran (SQLCipher 4.x).
+    var cipherIntegrityCheckRan = false
 
     var isIntact: Bool { (pages?.isIntact ?? true) && problems.isEmpty }
 
@@ -116,8 +127,9 @@ struct CheckResult {
         guard let pages else { return "ok: \(path) opens (\(kind ?? "plaintext")) and all \(pageCount) pages are intact." }
         let frames = pages.walFrameCount > 0 ? " and its \(pages.walFrameCount) WAL frames" : ""
         let verified = pages.authenticated ? "every page's HMAC verified" : "SQLCipher 1 pages carry no HMAC to verify"
-        let sqlite = linkedSQLCipherOpens ? "SQLite's integrity check passed"
-            : "the linked SQLCipher cannot open these settings, so SQLite's integrity check did not run"
+        let sqlite = !linkedSQLCipherOpens ? "the linked SQLCipher cannot open these settings, so SQLite's integrity check did not run"
+            : cipherIntegrityCheckRan ? "SQLite's integrity check and SQLCipher's cipher_integrity_check passed"
+            : "SQLite's integrity check passed"
         return "ok: \(path) (\(pages.parameters)): all \(pages.pageCount) pages\(frames) are intact (\(verified); \(sqlite))."
     }
 
@@ -134,6 +146,7 @@ struct CheckResult {
             facts.append(("pages", .integer(Int64(pageCount))))
         }
         facts.append(("integrityCheck", linkedSQLCipherOpens ? .array(problems.map(JSONValue.string)) : .null))
+        facts.append(("cipherIntegrityCheck", .bool(cipherIntegrityCheckRan)))
         return JSONValue.object(facts).encoded
     }
 

@@ -45,7 +45,7 @@ struct Decrypt: ParsableCommand {
                     try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: cipher.settings, to: output, options: options)
                     try StandardStreams.print("Decrypted \(database) to \(output).")
                     return
-                } catch let error as DatabaseError where error.resultCode == 26 {
+                } catch let error as DatabaseError where error.resultCode == 26 || Check.onlyThePageReaderOpens(error) {
                     linkedError = error  // perhaps settings the linked SQLCipher does not read: the page reader says
                 }
             }

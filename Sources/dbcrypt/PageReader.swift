@@ -26,19 +26,6 @@ struct PageFormatOptions: ParsableArguments {
     /// The salt given, as bytes.
     var saltValue: [UInt8]? { salt.flatMap(saltBytes) }
 
-    private func saltBytes(_ text: String) -> [UInt8]? {
-        var hex = Substring(text)
-        if hex.hasPrefix("x'") && hex.hasSuffix("'") { hex = hex.dropFirst(2).dropLast() }
-        let digits = Array(hex.utf8)
-        guard digits.count == 32 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 32, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
-    }
-
     /// The settings to read with: nil (try the standard ones) unless any
     /// setting is given, then those on top of the format's.
     func parameters(_ cipher: CipherOptions) -> CipherParameters? {
@@ -82,4 +69,18 @@ func exitStatus(_ error: SQLCipherFormatError) -> Int32 {
     case .damaged: ExitStatus.damaged
     default: ExitStatus.failure
     }
+}
+
+/// The 16 bytes of a salt given as 32 hex digits (or `x'...'`), or nil.
+func saltBytes(_ text: String) -> [UInt8]? {
+    var hex = Substring(text)
+    if hex.hasPrefix("x'") && hex.hasSuffix("'") { hex = hex.dropFirst(2).dropLast() }
+    let digits = Array(hex.utf8)
+    guard digits.count == 32 else { return nil }
+    var bytes: [UInt8] = []
+    for index in stride(from: 0, to: 32, by: 2) {
+        guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+        bytes.append(byte)
+    }
+    return bytes
 }

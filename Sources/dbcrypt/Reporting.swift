@@ -116,15 +116,13 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data("dbcrypt: \(line)\n".utf8))
 }
 
-/// Refuses a path that is missing, a directory, or empty, before any key is asked.
-/// A SQLCipher file with a plaintext header counts as encrypted.
+/// Refuses a path that is missing, a directory, or empty, before any key is
+/// asked. A SQLCipher file with a plaintext header is `.notPlaintext`.
 func requireDatabaseFile(_ path: String) throws -> FileFormat {
     let format = try FileFormat.detect(at: path)
     switch format {
     case .missing: throw DatabaseError.fileNotFound(path: path)
     case .empty: throw emptyFileError(path)
-    // SQLite's header in the clear, then encrypted pages: an iOS app's database.
-    case .plaintext where EncryptedDatabaseFile.hasPlaintextHeader(at: path): return .notPlaintext
     default: return format
     }
 }

@@ -36,11 +36,16 @@ struct SQL: ParsableCommand {
     @Flag(help: "Open a database whose write-ahead log is damaged, reading the log up to the damage: the next checkpoint drops the committed transactions after it for good.")
     var acceptWalLoss = false
 
+    @Option(help: ArgumentHelp("The salt of a database with a plaintext header (an iOS app's), as 32 hex digits, "
+                               + "when the key is a passphrase (a raw key x'<96 hex digits>' carries it).", valueName: "HEX"))
+    var salt: String?
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func validate() throws {
         if json && csv { throw ValidationError("Give --json or --csv, not both.") }
+        if let salt, saltBytes(salt) == nil { throw ValidationError("--salt takes 32 hex digits (16 bytes).") }
     }
 
     func run() throws {
@@ -53,6 +58,7 @@ struct SQL: ParsableCommand {
             }
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
+            options.cipher.salt = salt.flatMap(saltBytes)
             options.create = create
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
             let db = try Database(path: database, key: databaseKey, options: options)

@@ -14,6 +14,11 @@ final class CheckCommandTests: XCTestCase {
         let run = try dbcrypt(["check", encrypted, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.hasPrefix("ok:"), run.stdout)
+        // SQLCipher 4.x's own check of every page runs beside the page reader's.
+        let has = try CipherInfo.linked().hasCipherIntegrityCheck
+        XCTAssertEqual(run.stdout.contains("SQLCipher's cipher_integrity_check passed"), has, run.stdout)
+        let json = try dbcrypt(["check", encrypted, "--key-env", "KEY", "--json"], environment: keyEnvironment)
+        XCTAssertTrue(json.stdout.contains(#""cipherIntegrityCheck":\#(has)"#), json.stdout)
     }
 
     func testWrongKeyGarbageAndEmptyFilesExitThree() throws {

@@ -106,6 +106,39 @@ final class PageReaderCommandTests: XCTestCase {
         XCTAssertEqual(back.status, 0, back.stderr)
     }
 
+    /// A raw key that carries its salt opens a file with a plaintext header:
+    /// no command calls it "not encrypted". SQLCipher 4.x reads it itself
+    /// (`sql` too, with `--salt` beside a passphrase); on 3.4.1, which has
+    /// no such setting, `decrypt` goes through the page reader and `sql`
+    /// says what the engine lacks.
+    func testARawKeyWithItsSaltOpensAPlaintextHeaderFile() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let raw = String(repeating: "5a", count: 32)
+        try makePlaintextDatabase(path)
+        try DatabaseEncryption.migrateInPlace(path, key: try DatabaseKey(sqlcipherRawKey: "x'\(raw)'"))
+        let header = try dbcrypt(["header", path, "--plaintext-header", "32", "--key-env", "RAW"], environment: ["RAW": "x'\(raw)'"])
+        XCTAssertEqual(header.status, 0, header.stderr)
+        let salt = String(try XCTUnwrap(header.stdout.split(separator: "\n").first { $0.hasPrefix("salt: ") }).dropFirst(6))
+        let environment = ["RAWSALT": "x'\(raw)\(salt)'"]
+
+        let plain = dir.appendingPathComponent("plain.db").path
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "RAWSALT"], environment: environment)
+        XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
+        XCTAssertFalse(decrypt.stderr.contains("not encrypted"), decrypt.stderr)
+        XCTAssertEqual(try titles(plain).count, 200)
+
+        let sql = try dbcrypt(["sql", path, "--key-env", "RAWSALT", "SELECT count(*) FROM note"], environment: environment)
+        let library = try CipherInfo.linked()
+        if library.supports(.plaintextHeaderSize) {
+            XCTAssertEqual(sql.status, 0, sql.stderr)
+            XCTAssertTrue(sql.stdout.contains("200"), sql.stdout)
+        } else {
+            XCTAssertEqual(sql.status, 1, sql.stderr)
+            XCTAssertTrue(sql.stderr.contains("cipher_plaintext_header_size"), sql.stderr)
+        }
+    }
+
     func testRecoverBringsBackTheRowsOfEveryPageThatAuthenticates() throws {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path

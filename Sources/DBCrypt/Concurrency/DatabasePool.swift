@@ -163,7 +163,7 @@ public final class DatabasePool: @unchecked Sendable {
     private static func openWriter(path: String, key: DatabaseKey?, options: Database.Options) throws -> (Database, DatabaseKey?) {
         guard let key else { return (try Database(path: path, options: options), nil) }
         let library = try CipherInfo.linked()
-        if let salt = FileSalt.read(path) {
+        if let salt = options.cipher.salt ?? FileSalt.read(path) {
             // An existing encrypted file: its salt, the configured format, then the other one.
             for settings in [options.cipher, options.cipher.fallback] where library.formats.contains(settings.format) {
                 guard let derived = key.derived(salt: salt, settings) else { break }
@@ -188,7 +188,7 @@ public final class DatabasePool: @unchecked Sendable {
         // derived again from the salt the file has now.
         let writer = try Database(path: path, key: key, options: options)
         let settings = writer.cipher ?? options.cipher
-        return (writer, FileSalt.read(path).flatMap { key.derived(salt: $0, settings) })
+        return (writer, (settings.salt ?? FileSalt.read(path)).flatMap { key.derived(salt: $0, settings) })
     }
 
     /// Checkpoints when SQLite would by itself (PASSIVE once the WAL holds
@@ -636,7 +636,8 @@ private struct UncheckedDatabase: @unchecked Sendable {
 /// The salt at the start of an encrypted file.
 enum FileSalt {
     /// The first 16 bytes of the file at `path` when it is an encrypted
-    /// database (not plaintext, not empty, not missing); nil otherwise.
+    /// database with its salt in front (not plaintext, not empty, not
+    /// missing, no plaintext header); nil otherwise.
     static func read(_ path: String) -> [UInt8]? {
         guard let bytes = try? DatabaseFileStart.read(path, count: 16), bytes.count == 16,
               bytes != FileFormat.sqliteMagic else { return nil }

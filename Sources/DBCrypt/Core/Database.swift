@@ -101,6 +101,7 @@ public final class Database {
     private static func open(
         path: String, key: DatabaseKey?, options: Options, library: CipherInfo
     ) throws -> (Connection, CipherSettings) {
+        var options = options
         var isExistingEncryptedFile = false
         var isNewFile = false
         var isPlaintextFile = false
@@ -117,10 +118,22 @@ public final class Database {
                 throw DatabaseError.keyRequired(path: path)
             case .notPlaintext:
                 isExistingEncryptedFile = true
+                // Encrypted bytes after a plaintext header (32 bytes, unless
+                // the settings say otherwise).
+                if options.cipher.plaintextHeaderSize == 0, FileSalt.read(path) == nil {
+                    options.cipher.plaintextHeaderSize = 32
+                }
             case .missing, .empty:
                 isNewFile = key != nil && !options.readOnly
             case .plaintext:
                 break
+            }
+            if let key, isExistingEncryptedFile || isNewFile, options.cipher.plaintextHeaderSize > 0,
+               key.kind != .rawWithSalt, options.cipher.salt == nil {
+                throw DatabaseError.invalidCipherSetting(
+                    name: "cipher_salt",
+                    reason: "\(path) keeps its first \(options.cipher.plaintextHeaderSize) bytes in the clear and so does not hold its salt: "
+                        + "give the salt in the raw key (x'<96 hex digits>') or in CipherSettings.salt")
             }
             // A log beside a file this process has open is live: it was
             // checked when the first connection opened it. One another
@@ -165,7 +178,7 @@ public final class Database {
         var derived: [CipherSettings.Format: DatabaseKey] = [:]
         func keyFor(_ settings: CipherSettings) -> DatabaseKey {
             if let known = derived[settings.format] { return known }
-            let made = FileSalt.read(path).flatMap { key.derived(salt: $0, settings) } ?? key
+            let made = (settings.salt ?? FileSalt.read(path)).flatMap { key.derived(salt: $0, settings) } ?? key
             derived[settings.format] = made
             return made
         }
@@ -296,7 +309,14 @@ public final class Database {
                     throw DatabaseError.databaseInUse(path: path)
                 }
             }
-            try connection.verifyReadable(path: path)
+            do {
+                try connection.verifyReadable(path: path)
+            } catch DatabaseError.damaged where key != nil && settings.plaintextHeaderSize > 0 {
+                // SQLCipher 4.19 calls a first page behind a plaintext header
+                // that does not decrypt malformed: the key or salt is wrong
+                // (or that page is damaged, which the page reader tells).
+                throw DatabaseError.wrongKeyOrNotADatabase(path: path)
+            }
         } catch {
             // A failed open changes nothing: with a wrong key, SQLite's
             // checkpoint on close would still copy the log into the file.

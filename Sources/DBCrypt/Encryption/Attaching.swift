@@ -67,7 +67,12 @@ extension Connection {
         guard let library else { return try body() }
         // Each pragma's process-wide default: `cipher_page_size` is
         // `cipher_default_page_size`, `kdf_iter` is `cipher_default_kdf_iter`.
-        let defaults = try settings.pragmas(on: library).map { pragma in
+        // An attached file has the standard layout: a plaintext header and
+        // its salt are the main file's alone.
+        var standard = settings
+        standard.plaintextHeaderSize = 0
+        standard.salt = nil
+        let defaults = try standard.pragmas(on: library).map { pragma in
             ("cipher_default_" + pragma.name.replacingOccurrences(of: "cipher_", with: ""), pragma.value)
         }
         attachLock.lock()

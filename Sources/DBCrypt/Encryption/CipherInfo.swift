@@ -36,6 +36,11 @@ public struct CipherInfo: Sendable, Equatable {
         !usesDBCryptProvider && supports(.hmacAlgorithm) && supports(.kdfAlgorithm)
     }
 
+    /// Whether the linked library has `PRAGMA cipher_integrity_check`,
+    /// which authenticates every page of an open database (SQLCipher 4.x;
+    /// on 3.4.1, SQLCipherFormat's page reader does it).
+    public var hasCipherIntegrityCheck: Bool { setsFormatByPragma }
+
     /// Whether the linked library supports `setting`.
     public func supports(_ setting: CipherSetting) -> Bool { supportedSettings.contains(setting) }
 

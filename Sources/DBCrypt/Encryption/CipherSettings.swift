@@ -38,12 +38,26 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
     /// The PBKDF2 iterations that turn a passphrase into a key; nil is the
     /// format's. Raw keys skip this derivation.
     public var kdfIterations: Int?
+    /// How many bytes at the start of the file stay in the clear (0: none,
+    /// the standard layout). iOS apps whose database lives in a shared
+    /// container use 32, so that the system recognises a SQLite file
+    /// (`cipher_plaintext_header_size`; SQLCipher 4 and later). Such a file
+    /// does not hold its salt: give it in the raw key or in ``salt``.
+    public var plaintextHeaderSize: Int
+    /// The file's 16-byte salt, for a file with a plaintext header opened or
+    /// created with a passphrase (`cipher_salt`). Nil otherwise: a raw key
+    /// with its salt carries it, and a standard file holds its own.
+    public var salt: [UInt8]?
 
-    /// Settings of `format`, with the page size and iterations given or the format's.
-    public init(_ format: Format, pageSize: Int? = nil, kdfIterations: Int? = nil) {
+    /// Settings of `format`, with the page size and iterations given or the
+    /// format's, and a plaintext header of `plaintextHeaderSize` bytes with
+    /// its `salt`, if any.
+    public init(_ format: Format, pageSize: Int? = nil, kdfIterations: Int? = nil, plaintextHeaderSize: Int = 0, salt: [UInt8]? = nil) {
         self.format = format
         self.pageSize = pageSize
         self.kdfIterations = kdfIterations
+        self.plaintextHeaderSize = plaintextHeaderSize
+        self.salt = salt
     }
 
     /// SQLCipher 4's defaults: the default for new databases.
@@ -56,12 +70,15 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
     /// The iteration count in effect.
     public var effectiveKDFIterations: Int { kdfIterations ?? format.defaultKDFIterations }
 
-    /// The other standard format's defaults, tried when these do not open a file.
-    var fallback: CipherSettings { CipherSettings(format.other) }
+    /// The other standard format's defaults, tried when these do not open a
+    /// file (the plaintext header and salt kept).
+    var fallback: CipherSettings { CipherSettings(format.other, plaintextHeaderSize: plaintextHeaderSize, salt: salt) }
 
-    /// For example `sqlcipher4 (4096-byte pages, 256000 KDF iterations)`.
+    /// For example `sqlcipher4 (4096-byte pages, 256000 KDF iterations)`,
+    /// with `, 32-byte plaintext header` when there is one.
     public var description: String {
-        "\(format.rawValue) (\(effectivePageSize)-byte pages, \(effectiveKDFIterations) KDF iterations)"
+        let header = plaintextHeaderSize > 0 ? ", \(plaintextHeaderSize)-byte plaintext header" : ""
+        return "\(format.rawValue) (\(effectivePageSize)-byte pages, \(effectiveKDFIterations) KDF iterations\(header))"
     }
 
     /// Checks the values before they reach SQLCipher.
@@ -76,6 +93,13 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
         guard effectiveKDFIterations >= 1, effectiveKDFIterations <= Int(Int32.max) else {
             throw DatabaseError.invalidCipherSetting(
                 name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be from 1 to 2147483647")
+        }
+        guard plaintextHeaderSize >= 0, plaintextHeaderSize % 16 == 0, plaintextHeaderSize <= 96 else {
+            throw DatabaseError.invalidCipherSetting(
+                name: CipherSetting.plaintextHeaderSize.rawValue, reason: "the plaintext header size must be a multiple of 16 from 0 to 96")
+        }
+        guard salt == nil || salt?.count == 16 else {
+            throw DatabaseError.invalidCipherSetting(name: "cipher_salt", reason: "the salt must be 16 bytes")
         }
     }
 }

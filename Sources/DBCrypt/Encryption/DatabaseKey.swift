@@ -95,14 +95,15 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         try self.init(rawKey: bytes[0..<32], salt: bytes.count == 48 ? Array(bytes[32..<48]) : nil)
     }
 
-    /// This passphrase's key for a new file: PBKDF2 with a fresh random salt,
+    /// This passphrase's key for a new file: PBKDF2 with the settings' salt
+    /// (a plaintext header's) or a fresh random one,
     /// computed once by DBCrypt's provider exactly as SQLCipher would, as a raw
     /// key with that salt. A file written with it opens with the passphrase;
     /// writing and then checking the file with it costs no further key
     /// derivation. Nil for a raw key.
     func derivedForNewFile(_ settings: CipherSettings) -> DatabaseKey? {
         var generator = SystemRandomNumberGenerator()
-        return derived(salt: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, settings)
+        return derived(salt: settings.salt ?? (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, settings)
     }
 
     /// This passphrase's key for the file whose first 16 bytes are `salt`,

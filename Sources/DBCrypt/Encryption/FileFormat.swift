@@ -21,7 +21,8 @@ public enum FileFormat: Equatable, Sendable {
     /// A plaintext SQLite database: its header starts `SQLite format 3\0`.
     case plaintext(pageSize: Int, userVersion: Int32)
     /// Anything else: an encrypted database (SQLCipher's header is random
-    /// salt) or a file that is not a database. Only a key tells which.
+    /// salt, or a plaintext header followed by encrypted bytes) or a file
+    /// that is not a database. Only a key tells which.
     case notPlaintext
 
     /// The 16 bytes every plaintext SQLite database starts with.
@@ -38,6 +39,9 @@ public enum FileFormat: Equatable, Sendable {
         let filled = header.count
         if filled == 0 { return .empty }
         guard filled >= 16, Array(header[0..<16]) == sqliteMagic else { return .notPlaintext }
+        // Bytes 72-91 of a SQLite header are zero; a file whose plaintext
+        // header (32 bytes, in iOS apps) ends before them has encrypted bytes there.
+        if filled >= 92, !header[72..<92].allSatisfy({ $0 == 0 }) { return .notPlaintext }
         let rawPageSize = filled >= 18 ? Int(header[16]) << 8 | Int(header[17]) : 0
         let userVersion = filled >= 64
             ? Int32(bitPattern: UInt32(header[60]) << 24 | UInt32(header[61]) << 16 | UInt32(header[62]) << 8 | UInt32(header[63]))

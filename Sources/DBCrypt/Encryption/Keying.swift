@@ -1,4 +1,5 @@
 import CSQLCipher
+import Foundation
 
 // Keying a connection, in the order SQLCipher needs: the key right after
 // sqlite3_open_v2 (with the format chosen as the codec is created), then the
@@ -68,7 +69,10 @@ extension Connection {
     func verifyReadable(path: String) throws {
         do {
             _ = try firstValue("SELECT count(*) FROM sqlite_master")
-        } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == SQLITE_NOTADB {
+        } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == SQLITE_NOTADB || code == SQLITE_ERROR {
+            // SQLCipher 4.6 answers a first page that fails its check behind
+            // a plaintext header with a bare SQLITE_ERROR: this fixed query
+            // meets no other.
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         } catch let DatabaseError.sqlite(code, _, _) where code == Self.readOnlyRollback || code == Self.readOnlyRecovery {
             throw DatabaseError.unfinishedTransaction(path: path)
@@ -118,6 +122,16 @@ extension CipherSettings {
         }
         pragmas.append((CipherSetting.pageSize.rawValue, "\(effectivePageSize)"))
         pragmas.append((CipherSetting.kdfIterations.rawValue, "\(effectiveKDFIterations)"))
+        if plaintextHeaderSize > 0 {
+            guard library.setsFormatByPragma, library.supports(.plaintextHeaderSize) else {
+                throw DatabaseError.unsupportedCipherSetting(name: CipherSetting.plaintextHeaderSize.rawValue, cipherVersion: library.cipherVersion)
+            }
+            pragmas.append((CipherSetting.plaintextHeaderSize.rawValue, "\(plaintextHeaderSize)"))
+        }
+        if let salt {
+            // Validated bytes as hex digits: no caller text reaches the SQL.
+            pragmas.append(("cipher_salt", "\"x'" + salt.map { String(format: "%02x", $0) }.joined() + "'\""))
+        }
         return pragmas
     }
 }

@@ -1,0 +1,124 @@
+import Foundation
+import XCTest
+@testable import DBCrypt
+
+/// Databases whose first 32 bytes stay in the clear, as iOS apps keep them
+/// in a shared container: SQLCipher 4.x opens and creates them natively,
+/// given the salt (which such a file does not hold) with the key. Debian
+/// 12's 3.4.1 has no such setting: there DBCrypt says so, and the page
+/// reader (`dbcrypt check`, `decrypt`, `header`) reads them instead.
+final class PlaintextHeaderTests: XCTestCase {
+    let passphrase = "plaintext header passphrase"
+    let salt: [UInt8] = Array(0x10..<0x20)
+    var saltHex: String { salt.map { String(format: "%02x", $0) }.joined() }
+    var headerSettings: CipherSettings { CipherSettings(.sqlcipher4, plaintextHeaderSize: 32, salt: salt) }
+
+    private var engineHasPlaintextHeaders: Bool {
+        get throws { try CipherInfo.linked().supports(.plaintextHeaderSize) }
+    }
+    private var engine: String {
+        get throws { "SQLCipher \(try CipherInfo.linked().cipherVersion)" }
+    }
+
+    /// A database made with a 32-byte plaintext header and a passphrase.
+    private func makeHeaderDatabase() throws -> String {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("shared.db").path
+        var options = Database.Options()
+        options.cipher = headerSettings
+        let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+        try db.execute("CREATE TABLE note(title TEXT); INSERT INTO note VALUES ('in a shared container')")
+        db.close()
+        return path
+    }
+
+    func testCreatedAndReopenedWithTheSaltBesideAPassphrase() throws {
+        let engine = try self.engine
+        try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (tested below)")
+        let path = try makeHeaderDatabase()
+        let start = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
+        XCTAssertEqual(Array(start), FileFormat.sqliteMagic)
+        XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext, "a plaintext header with encrypted pages is not a plaintext database")
+
+        // The header's size is found in the file; the salt is given.
+        var options = Database.Options()
+        options.cipher = CipherSettings(.sqlcipher4, salt: salt)
+        let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note"), "in a shared container")
+        XCTAssertEqual(db.cipher?.plaintextHeaderSize, 32)
+        db.close()
+
+        // A pool derives the key once, with that salt.
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }, 1)
+        XCTAssertEqual(pool.readerKeyKind, .rawWithSalt)
+        try pool.close()
+    }
+
+    func testWithoutItsSaltItIsAClearErrorAndNoFileChanges() throws {
+        let engine = try self.engine
+        try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (tested below)")
+        let path = try makeHeaderDatabase()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase))) { error in
+            guard case .invalidCipherSetting(name: "cipher_salt", let reason)? = error as? DatabaseError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("CipherSettings.salt"), reason)
+        }
+        XCTAssertThrowsError(try Database(path: path)) { error in
+            XCTAssertEqual(error as? DatabaseError, .keyRequired(path: path))
+        }
+        var wrongSalt = Database.Options()
+        wrongSalt.cipher = CipherSettings(.sqlcipher4, salt: Array(repeating: 7, count: 16))
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase), options: wrongSalt)) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+    }
+
+    /// The engine's own shell reads what DBCrypt wrote, and DBCrypt what
+    /// the shell wrote, both with a plaintext header.
+    func testTheEnginesShellAndDBCryptReadEachOthersFiles() throws {
+        let engine = try self.engine
+        try XCTSkipUnless(try engineHasPlaintextHeaders && shellIsSQLCipher4, "\(engine) has no plaintext header setting (tested below)")
+        let path = try makeHeaderDatabase()
+        XCTAssertEqual(try runSQLCipherShell(path, """
+            PRAGMA key = '\(passphrase)';
+            PRAGMA cipher_plaintext_header_size = 32;
+            PRAGMA cipher_salt = "x'\(saltHex)'";
+            SELECT title FROM note;
+            """, defaults: .own), "in a shared container\n")
+
+        let shellPath = try makeTemporaryDirectory(self).appendingPathComponent("shell.db").path
+        try runSQLCipherShell(shellPath, """
+            PRAGMA key = '\(passphrase)';
+            PRAGMA cipher_plaintext_header_size = 32;
+            PRAGMA cipher_salt = "x'\(saltHex)'";
+            CREATE TABLE t(x); INSERT INTO t VALUES ('from the shell');
+            """, defaults: .own)
+        var options = Database.Options()
+        options.cipher.salt = salt
+        let db = try Database(path: shellPath, key: .passphrase(passphrase), options: options)
+        XCTAssertEqual(try db.fetchScalar(String.self, "SELECT x FROM t"), "from the shell")
+    }
+
+    func testAnEngineWithoutTheSettingSaysSo() throws {
+        let engine = try self.engine
+        try XCTSkipIf(try engineHasPlaintextHeaders, "\(engine) has plaintext headers (tested above)")
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("new.db").path
+        var options = Database.Options()
+        options.cipher = headerSettings
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase), options: options)) { error in
+            guard case .unsupportedCipherSetting(name: "cipher_plaintext_header_size", _)? = error as? DatabaseError else {
+                return XCTFail("\(error)")
+            }
+        }
+    }
+
+    func testInvalidHeaderSizesAndSaltsAreRefused() throws {
+        for settings in [CipherSettings(.sqlcipher4, plaintextHeaderSize: 20, salt: salt),
+                         CipherSettings(.sqlcipher4, plaintextHeaderSize: 32, salt: [1, 2, 3])] {
+            XCTAssertThrowsError(try settings.validate()) { error in
+                guard case .invalidCipherSetting? = error as? DatabaseError else { return XCTFail("\(error)") }
+            }
+        }
+    }
+}
