@@ -33,7 +33,13 @@ test:
 ## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the
 ## sealed store against LevelDB + JSON + AES-GCM in another (W8).
 ## Results and what the ratios mean are in BENCHMARKS.md.
+## ENGINE=host|debian13|sqlcipher4.19 runs the comparisons made on every
+## engine (W1 and W2 against the raw C API, plaintext and encrypted against
+## the crypto floor) on that engine only.
 bench:
+ifneq ($(filter host debian13 sqlcipher4.19,$(ENGINE)),)
+	@scripts/bench-engine $(ENGINE)
+else
 	@scripts/bootstrap bench
 	swift build -c release --product DBCryptBenchmarks
 	.build/release/DBCryptBenchmarks insert-scan --rounds 11
@@ -52,6 +58,7 @@ bench:
 	swift build -c release --package-path Benchmarks/SealedStoreComparison
 	Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --parts
 	Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --rounds 5
+endif
 
 ## bench-pages: W9, the page reader's verify and decrypt throughput against
 ## this machine's crypto floor (openssl speed), on 256 MiB and on 2 GiB with

@@ -14,22 +14,20 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
-        // Debian's libsqlcipher-dev (SQLCipher 3.4.1) or Homebrew's sqlcipher (4.x).
+        // The system's SQLCipher: Debian's libsqlcipher-dev (3.4.1 on Debian 12, 4.6.1 on 13) or Homebrew's sqlcipher (4.x).
         .systemLibrary(
             name: "CSQLCipher",
             pkgConfig: "sqlcipher",
             providers: [.apt(["libsqlcipher-dev"]), .brew(["sqlcipher"])]
         ),
+        // OpenSSL's libcrypto through pkg-config: Debian's libssl-dev or Homebrew's openssl@3.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         // Our crypto provider for SQLCipher 3.4.x: the SQLCipher 4 format on OpenSSL.
-        .target(
-            name: "CCipherProvider",
-            dependencies: ["CSQLCipher"],
-            linkerSettings: [.linkedLibrary("crypto")]
-        ),
+        .target(name: "CCipherProvider", dependencies: ["CSQLCipher", "COpenSSL"]),
         // The `-wal` beside a database is checked with SQLCipherFormat's reader of the log before SQLite opens it.
         .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider", "SQLCipherFormat"]),
         // AES-256-GCM and AES-SIV with keys scheduled once, and nonces, on OpenSSL's libcrypto.
-        .target(name: "CSealCipher", dependencies: ["CCipherProvider"], linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "CSealCipher", dependencies: ["CCipherProvider", "COpenSSL"]),
         // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"]), .brew(["argon2"])]),
         // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.
@@ -44,7 +42,7 @@ let package = Package(
             ]
         ),
         // AES-256-CBC, page HMACs and PBKDF2 with keys set up once per file, on OpenSSL's libcrypto.
-        .target(name: "CPageCipher", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "CPageCipher", dependencies: ["COpenSSL"]),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
         .target(name: "SQLCipherFormat", dependencies: ["CPageCipher"]),
         // The command-line tool.

@@ -50,6 +50,8 @@ func rawConnection(_ path: String, _ keying: Keying) throws -> OpaquePointer {
     }
     if let text {
         sqlite3_key_v2(db, "main", text, Int32(text.utf8.count))   // SHA-1 mode: the provider's default, SQLCipher 3
+        // SQLCipher 4.x chooses SHA-1 with its own pragmas (3.4.1 ignores them).
+        sqlite3_exec(db, "PRAGMA cipher_hmac_algorithm = HMAC_SHA1; PRAGMA cipher_kdf_algorithm = PBKDF2_HMAC_SHA1", nil, nil, nil)
         sqlite3_exec(db, "PRAGMA cipher_page_size = \(keying.settings.effectivePageSize); PRAGMA kdf_iter = 64000", nil, nil, nil)
     }
     guard sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK else {
