@@ -59,9 +59,11 @@ typedef struct {
     const char *(*get_provider_version)(void *ctx);
 } sqlcipher_provider;
 
-// SQLCipher 3.4's functions for registering a provider. SQLCipher 4 has no
-// provider table and not all of them, so they are looked up when the provider
-// is installed (only on 3.4.x), and the same code links against any version.
+// SQLCipher 3.4's functions for registering a provider, looked up when the
+// provider is installed, so that the same code links against any version:
+// SQLCipher 4 lacks sqlcipher_activate, and its sqlcipher_register_provider
+// takes another table. DBCrypt installs this provider only when
+// `PRAGMA cipher_version` says 3.4.x (CipherInfo's probe).
 typedef void *(*sqlcipher_malloc_fn)(int size);
 typedef int (*sqlcipher_register_provider_fn)(sqlcipher_provider *provider);
 typedef void (*sqlcipher_activate_fn)(void);

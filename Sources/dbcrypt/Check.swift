@@ -11,7 +11,8 @@ struct Check: ParsableCommand {
             page of the file (in use, free, or past the end of the b-tree) and of every frame \
             in its -wal file, and names each damaged one: its page number, byte range and what \
             is wrong. Then SQLite's integrity check reads the database through the linked \
-            SQLCipher (when it can open the file's settings). A transaction that a stopped \
+            SQLCipher (when it can open the file's settings), and on SQLCipher 4 its own \
+            cipher_integrity_check authenticates every page again. A transaction that a stopped \
             process left unfinished is rolled back first (as any SQLite program does when it \
             opens the file to write), and a note says so. \
             Exit status 0: intact; 3: wrong key or not a database; 4: damaged.
@@ -55,7 +56,7 @@ struct Check: ParsableCommand {
     private func checkThroughSQLite(_ databaseKey: DatabaseKey?, into result: inout CheckResult) throws {
         let db: Database
         do {
-            db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
+            db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions(salt: pageFormat.saltValue))
         } catch let error as DatabaseError where result.pages != nil && Self.onlyThePageReaderOpens(error) {
             result.linkedSQLCipherOpens = false
             return

@@ -39,14 +39,18 @@ struct Decrypt: ParsableCommand {
             var options = ExportOptions()
             options.replaceExisting = force
             var linkedError: DatabaseError?
-            if !pageFormat.isGiven {
+            // The linked SQLCipher first, unless only the page reader knows the settings.
+            if !pageFormat.needsPageReader {
                 do {
                     options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
-                    try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: cipher.settings, to: output, options: options)
+                    let settings = cipher.databaseOptions(salt: pageFormat.saltValue).cipher
+                    try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options)
                     try StandardStreams.print("Decrypted \(database) to \(output).")
                     return
                 } catch let error as DatabaseError where error.resultCode == 26 || Check.onlyThePageReaderOpens(error) {
-                    linkedError = error  // perhaps settings the linked SQLCipher does not read: the page reader says
+                    // Perhaps settings the linked SQLCipher does not read: the
+                    // page reader says. Its wrong key is the linked one's.
+                    linkedError = error.resultCode == 26 ? error : nil
                 }
             }
             let file: EncryptedDatabaseFile

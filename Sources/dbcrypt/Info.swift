@@ -53,7 +53,7 @@ struct Info: ParsableCommand {
             }
             let db: Database
             do {
-                db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions())
+                db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions(salt: pageFormat.saltValue))
             } catch let error as DatabaseError where format == .notPlaintext && databaseKey != nil && Check.onlyThePageReaderOpens(error) {
                 // Settings the linked SQLCipher does not read: what the page reader can say.
                 let file = try pageFormat.open(database, key: databaseKey!, cipher: cipher)
@@ -66,6 +66,9 @@ struct Info: ParsableCommand {
             }
             if let settings = db.cipher {
                 facts.append(("format", .string(settings.format.rawValue)))
+                if settings.plaintextHeaderSize > 0 {
+                    facts.append(("plaintext_header_size", .number(Double(settings.plaintextHeaderSize))))
+                }
                 facts.append(("cipher_page_size", .number(Double(settings.effectivePageSize))))
                 facts.append(("kdf_iter", .number(Double(settings.effectiveKDFIterations))))
             }

@@ -78,10 +78,12 @@ struct CipherOptions: ParsableArguments {
     }
 
     /// Options that open a file with these settings (the other standard
-    /// format is still tried when they do not fit).
-    func databaseOptions() -> Database.Options {
+    /// format is still tried when they do not fit), and `salt`, the salt
+    /// of a file with a plaintext header, when given.
+    func databaseOptions(salt: [UInt8]? = nil) -> Database.Options {
         var options = Database.Options()
         options.cipher = settings
+        options.cipher.salt = salt
         options.create = false
         return options
     }

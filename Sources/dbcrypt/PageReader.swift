@@ -38,8 +38,12 @@ struct PageFormatOptions: ParsableArguments {
         return parameters
     }
 
-    /// Whether anything here was given: the file needs the page reader.
-    var isGiven: Bool { salt != nil || kdfHash != nil || hmacHash != nil }
+    /// Whether anything here was given.
+    var isGiven: Bool { salt != nil || needsPageReader }
+
+    /// Whether settings only the page reader reads were given (a salt alone
+    /// the linked SQLCipher 4.x takes too).
+    var needsPageReader: Bool { kdfHash != nil || hmacHash != nil }
 
     /// `path` opened by the page reader with `key`.
     ///

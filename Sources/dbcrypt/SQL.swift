@@ -57,8 +57,7 @@ struct SQL: ParsableCommand {
                 throw CLIError(missingDatabaseSentence(database, createOption: "--create"))
             }
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
-            var options = cipher.databaseOptions()
-            options.cipher.salt = salt.flatMap(saltBytes)
+            var options = cipher.databaseOptions(salt: salt.flatMap(saltBytes))
             options.create = create
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
             let db = try Database(path: database, key: databaseKey, options: options)

@@ -62,7 +62,7 @@ final class CipherInfoTests: XCTestCase {
                 return XCTFail("got \(error)")
             }
         }
-        XCTAssertEqual(try FileFormat.detect(at: path), .empty)
+        XCTAssertEqual(try FileFormat.detect(at: path), .missing)
     }
 
     func testPageSizeSettingChangesTheFile() throws {

@@ -100,6 +100,78 @@ final class PlaintextHeaderTests: XCTestCase {
         XCTAssertEqual(try db.fetchScalar(String.self, "SELECT x FROM t"), "from the shell")
     }
 
+    /// No routine writes a plaintext-header file whose salt nobody keeps:
+    /// encrypting, migrating in place and a pool's new file all refuse
+    /// before they touch a file.
+    func testNothingIsWrittenWithASaltThatWouldBeLost() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let plain = dir.appendingPathComponent("plain.db").path
+        let db = try Database(path: plain)
+        try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        db.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: plain))
+        let unsalted = CipherSettings(.sqlcipher4, plaintextHeaderSize: 32)
+        let refusals: [(String, () throws -> Void)] = [
+            ("encrypt", { try DatabaseEncryption.encrypt(plain, to: dir.appendingPathComponent("out.db").path, key: .passphrase(self.passphrase), cipher: unsalted) }),
+            ("migrateInPlace", { try DatabaseEncryption.migrateInPlace(plain, key: .passphrase(self.passphrase), cipher: unsalted) }),
+            ("a pool's new file", {
+                var databaseOptions = Database.Options()
+                databaseOptions.cipher = unsalted
+                _ = try DatabasePool(path: dir.appendingPathComponent("pool.db").path, key: .passphrase(self.passphrase), options: databaseOptions)
+            }),
+        ]
+        let expected = try engineHasPlaintextHeaders ? "cipher_salt" : "cipher_plaintext_header_size"
+        for (name, refusal) in refusals {
+            XCTAssertThrowsError(try refusal(), name) { error in
+                switch error as? DatabaseError {
+                case .invalidCipherSetting(name: expected, _)?, .unsupportedCipherSetting(name: expected, _)?: break
+                default: XCTFail("\(name): \(error)")
+                }
+            }
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: plain)), before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasPrefix("plain.db") }
+        XCTAssertEqual(left, [], "files left behind")
+    }
+
+    /// The `-wal` of a plaintext-header file is authenticated with the
+    /// salt given: its commits open, and another database's log is refused.
+    func testItsWriteAheadLogIsAuthenticatedWithTheGivenSalt() throws {
+        let engine = try self.engine
+        try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (tested above)")
+        let dir = try makeTemporaryDirectory(self)
+        var options = Database.Options()
+        options.cipher = headerSettings
+        options.journalMode = .wal
+        func logged(_ name: String, _ value: String, salt: [UInt8]) throws -> String {
+            let path = dir.appendingPathComponent(name).path
+            var withSalt = options
+            withSalt.cipher.salt = salt
+            let queue = try DatabaseQueue(path: path, key: .passphrase(passphrase), options: withSalt)
+            try queue.write { db in try db.execute("CREATE TABLE t(x)") }
+            try queue.write { db in try db.execute("INSERT INTO t VALUES (?)", [value]) }
+            try queue.closeWithoutCheckpoint()
+            XCTAssertTrue(WriteAheadLogFile.hasFrames(besideDatabaseAt: path), name)
+            return path
+        }
+        let path = try logged("a.db", "logged", salt: salt)
+        do {
+            // Gone before the next open: a connection of this process makes the log live, and unchecked.
+            let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+            XCTAssertEqual(try db.fetchScalar(String.self, "SELECT x FROM t"), "logged")
+            db.closeWithoutCheckpoint()
+        }
+
+        // Another database: the same passphrase, another salt, so another key.
+        let other = try logged("b.db", "other", salt: Array(repeating: 0x42, count: 16))
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        try? FileManager.default.removeItem(atPath: path + "-shm")
+        try FileManager.default.copyItem(atPath: other + "-wal", toPath: path + "-wal")
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase), options: options)) { error in
+            XCTAssertEqual(error as? DatabaseError, .writeAheadLogDoesNotDecrypt(path: path))
+        }
+    }
+
     func testAnEngineWithoutTheSettingSaysSo() throws {
         let engine = try self.engine
         try XCTSkipIf(try engineHasPlaintextHeaders, "\(engine) has plaintext headers (tested above)")

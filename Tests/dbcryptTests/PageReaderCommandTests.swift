@@ -66,7 +66,9 @@ final class PageReaderCommandTests: XCTestCase {
         let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", salt, "--json"], environment: keyEnvironment)
         XCTAssertEqual(info.status, 0, info.stderr)
         XCTAssertTrue(info.stdout.contains(#""header":"plaintext SQLite header, encrypted pages"#), info.stdout)
-        XCTAssertTrue(info.stdout.contains(#""format":"SQLCipher 4, 32-byte plaintext header""#), info.stdout)
+        // Read by the page reader (3.4.1) or by SQLCipher itself (4.x).
+        XCTAssertTrue(info.stdout.contains(#""format":"SQLCipher 4, 32-byte plaintext header""#)
+                      || info.stdout.contains(#""format":"sqlcipher4","plaintext_header_size":32"#), info.stdout)
         let plain = dir.appendingPathComponent("plain.db").path
         let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
         XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
@@ -130,6 +132,8 @@ final class PageReaderCommandTests: XCTestCase {
 
         let sql = try dbcrypt(["sql", path, "--key-env", "RAWSALT", "SELECT count(*) FROM note"], environment: environment)
         let library = try CipherInfo.linked()
+        // SQLCipher 4.x decrypts it itself; 3.4.1 leaves it to the page reader.
+        XCTAssertEqual(decrypt.stderr.contains("page reader decrypted it"), !library.supports(.plaintextHeaderSize), decrypt.stderr)
         if library.supports(.plaintextHeaderSize) {
             XCTAssertEqual(sql.status, 0, sql.stderr)
             XCTAssertTrue(sql.stdout.contains("200"), sql.stdout)

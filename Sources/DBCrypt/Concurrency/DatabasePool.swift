@@ -163,7 +163,8 @@ public final class DatabasePool: @unchecked Sendable {
     private static func openWriter(path: String, key: DatabaseKey?, options: Database.Options) throws -> (Database, DatabaseKey?) {
         guard let key else { return (try Database(path: path, options: options), nil) }
         let library = try CipherInfo.linked()
-        if let salt = options.cipher.salt ?? FileSalt.read(path) {
+        try options.cipher.requireSalt(for: key, path: path, library: library)
+        if let salt = options.cipher.fileSalt(path, key: key) {
             // An existing encrypted file: its salt, the configured format, then the other one.
             for settings in [options.cipher, options.cipher.fallback] where library.formats.contains(settings.format) {
                 guard let derived = key.derived(salt: salt, settings) else { break }
@@ -188,7 +189,7 @@ public final class DatabasePool: @unchecked Sendable {
         // derived again from the salt the file has now.
         let writer = try Database(path: path, key: key, options: options)
         let settings = writer.cipher ?? options.cipher
-        return (writer, (settings.salt ?? FileSalt.read(path)).flatMap { key.derived(salt: $0, settings) })
+        return (writer, settings.fileSalt(path, key: key).flatMap { key.derived(salt: $0, settings) })
     }
 
     /// Checkpoints when SQLite would by itself (PASSIVE once the WAL holds

@@ -8,16 +8,19 @@ extension Database {
     /// read, so a page that fails its HMAC is a problem here.
     ///
     /// A check that cannot run to its end because a page cannot be read is
-    /// a problem too, not an error: SQLCipher 4.6 ends the check itself with
-    /// "SQL logic error" after a page fails its HMAC, where 3.4.1 and 4.19
-    /// list the pages.
+    /// a problem too, not an error: SQLCipher 4.6 ends the check of an
+    /// encrypted database with a bare "SQL logic error" after a page fails
+    /// its HMAC, where 3.4.1 and 4.19 list the pages. (Any other error, a
+    /// collation or function an index needs and this process lacks, say, is
+    /// thrown.)
     ///
     /// - throws: ``DatabaseError/connectionClosed``, or SQLite's error when
     ///   the check could not start (the database is busy, say).
     public func integrityProblems(quick: Bool = false) throws -> [String] {
         do {
             return try fetchAll(String.self, quick ? "PRAGMA quick_check" : "PRAGMA integrity_check").filter { $0 != "ok" }
-        } catch let DatabaseError.sqlite(code, message, _) where [SQLITE_ERROR, SQLITE_CORRUPT, SQLITE_NOTADB].contains(code & 0xFF) {
+        } catch let DatabaseError.sqlite(code, message, _)
+                    where [SQLITE_CORRUPT, SQLITE_NOTADB].contains(code & 0xFF) || (cipher != nil && Connection.isBareLogicError(code, message)) {
             return ["a page could not be read (\(message))"]
         }
     }

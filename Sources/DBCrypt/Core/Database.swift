@@ -69,6 +69,8 @@ public final class Database {
             throw DatabaseError.invalidArguments(
                 reason: "a read-only connection cannot keep other processes out: open it read-write, or without exclusiveToThisProcess", sql: nil)
         }
+        // Settings this engine cannot apply are refused before any file is made.
+        if key != nil { _ = try options.cipher.pragmas(on: library) }
         var opened: (Connection, CipherSettings)
         do {
             opened = try Self.open(path: path, key: key, options: options, library: library)
@@ -128,12 +130,8 @@ public final class Database {
             case .plaintext:
                 break
             }
-            if let key, isExistingEncryptedFile || isNewFile, options.cipher.plaintextHeaderSize > 0,
-               key.kind != .rawWithSalt, options.cipher.salt == nil {
-                throw DatabaseError.invalidCipherSetting(
-                    name: "cipher_salt",
-                    reason: "\(path) keeps its first \(options.cipher.plaintextHeaderSize) bytes in the clear and so does not hold its salt: "
-                        + "give the salt in the raw key (x'<96 hex digits>') or in CipherSettings.salt")
+            if let key, isExistingEncryptedFile || isNewFile {
+                try options.cipher.requireSalt(for: key, path: path, library: library)
             }
             // A log beside a file this process has open is live: it was
             // checked when the first connection opened it. One another
@@ -178,7 +176,7 @@ public final class Database {
         var derived: [CipherSettings.Format: DatabaseKey] = [:]
         func keyFor(_ settings: CipherSettings) -> DatabaseKey {
             if let known = derived[settings.format] { return known }
-            let made = (settings.salt ?? FileSalt.read(path)).flatMap { key.derived(salt: $0, settings) } ?? key
+            let made = settings.fileSalt(path, key: key).flatMap { key.derived(salt: $0, settings) } ?? key
             derived[settings.format] = made
             return made
         }

@@ -53,10 +53,11 @@ enum WriteAheadLogFile {
     private static func authenticate(
         besideDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings
     ) -> (authenticated: Int, failing: [PageDamage])? {
-        guard let salt = FileSalt.read(path) else { return nil }
+        guard let salt = settings.fileSalt(path, key: key) else { return nil }
         var parameters: CipherParameters = settings.format == .sqlcipher4 ? .sqlcipher4 : .sqlcipher3
         parameters.pageSize = settings.effectivePageSize
         parameters.kdfIterations = settings.effectiveKDFIterations
+        parameters.plaintextHeaderSize = settings.plaintextHeaderSize
         let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
         return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: fileKey, salt: salt, parameters: parameters)
     }

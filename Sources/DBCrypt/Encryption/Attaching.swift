@@ -84,14 +84,12 @@ extension Connection {
         for (name, value) in defaults {
             // SQLCipher 3.4.1 answers these pragmas with text, 4.x with
             // integers, or names for the algorithms.
-            let current: String
             switch try firstValue("PRAGMA \(name)") {
-            case let .integer(value)?: current = String(value)
+            case let .integer(value)?: previous.append((name, String(value)))
             case let .text(text)? where !text.isEmpty && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }):
-                current = text
-            default: continue
+                previous.append((name, text))
+            default: break   // set all the same; nothing to put back
             }
-            previous.append((name, current))
             // Validated integers and fixed names only: no caller text reaches the SQL.
             try run("PRAGMA \(name) = \(value)")
         }

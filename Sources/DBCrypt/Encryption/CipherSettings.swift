@@ -94,9 +94,11 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
             throw DatabaseError.invalidCipherSetting(
                 name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be from 1 to 2147483647")
         }
-        guard plaintextHeaderSize >= 0, plaintextHeaderSize % 16 == 0, plaintextHeaderSize <= 96 else {
+        // Up to 80: bytes 80-91 stay encrypted, which tells such a file
+        // from a plaintext database (``FileFormat/detect(at:)``).
+        guard plaintextHeaderSize >= 0, plaintextHeaderSize % 16 == 0, plaintextHeaderSize <= 80 else {
             throw DatabaseError.invalidCipherSetting(
-                name: CipherSetting.plaintextHeaderSize.rawValue, reason: "the plaintext header size must be a multiple of 16 from 0 to 96")
+                name: CipherSetting.plaintextHeaderSize.rawValue, reason: "the plaintext header size must be a multiple of 16 from 0 to 80")
         }
         guard salt == nil || salt?.count == 16 else {
             throw DatabaseError.invalidCipherSetting(name: "cipher_salt", reason: "the salt must be 16 bytes")
@@ -116,7 +118,8 @@ public enum CipherSetting: String, Sendable, CaseIterable {
     case hmacAlgorithm = "cipher_hmac_algorithm"
     /// `cipher_kdf_algorithm` (SQLCipher 4 and later).
     case kdfAlgorithm = "cipher_kdf_algorithm"
-    /// `cipher_plaintext_header_size` (SQLCipher 4 and later, or 3.4.2 and later).
+    /// `cipher_plaintext_header_size` (SQLCipher 4 and later: DBCrypt
+    /// uses it on engines whose own pragmas choose the format).
     case plaintextHeaderSize = "cipher_plaintext_header_size"
     /// `cipher_compatibility` (SQLCipher 4 and later).
     case compatibility = "cipher_compatibility"

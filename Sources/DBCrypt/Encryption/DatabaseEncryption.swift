@@ -24,7 +24,8 @@ public enum DatabaseEncryption {
     /// Writes an encrypted copy of the plaintext database at `source` to `destination`.
     ///
     /// - parameter cipher: the new database's cipher settings (default:
-    ///   SQLCipher 4's); a file in a standard format opens later with just its key.
+    ///   SQLCipher 4's); a file in a standard format opens later with just its key
+    ///   (one with a plaintext header, with its key and salt).
     /// - throws: ``DatabaseError/fileNotFound(path:)`` when `source` is missing,
     ///   ``DatabaseError/sourceNotPlaintext(path:)``, ``DatabaseError/destinationExists(path:)``,
     ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/uncheckpointedReadOnlySource(path:)``,

@@ -31,10 +31,13 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
     public let kind: Kind
     /// The bytes SQLCipher receives: the passphrase, or `x'<hex>'` for a raw key.
     let material: SecretBytes
+    /// The salt a raw key carries (``Kind/rawWithSalt``); not secret.
+    let salt: [UInt8]?
 
-    private init(kind: Kind, material: SecretBytes) {
+    private init(kind: Kind, material: SecretBytes, salt: [UInt8]? = nil) {
         self.kind = kind
         self.material = material
+        self.salt = salt
     }
 
     /// A passphrase key from text (its UTF-8 bytes). DBCrypt copies the bytes
@@ -66,7 +69,7 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
         Self.appendHex(rawKey, to: &text)
         if let salt { Self.appendHex(salt, to: &text) }
         text.append(UInt8(ascii: "'"))
-        self.init(kind: salt == nil ? .raw : .rawWithSalt, material: SecretBytes(text))
+        self.init(kind: salt == nil ? .raw : .rawWithSalt, material: SecretBytes(text), salt: salt)
         text.withUnsafeMutableBytes { SecretBytes.wipe($0) }
     }
 
@@ -103,6 +106,9 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
     /// derivation. Nil for a raw key.
     func derivedForNewFile(_ settings: CipherSettings) -> DatabaseKey? {
         var generator = SystemRandomNumberGenerator()
+        // A plaintext header's file does not hold its salt: one made up
+        // here would be lost (``CipherSettings/requireSalt(for:path:library:)``).
+        guard settings.plaintextHeaderSize == 0 || settings.salt != nil else { return nil }
         return derived(salt: settings.salt ?? (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }, settings)
     }
 

@@ -92,6 +92,7 @@ struct Export {
         // A passphrase is derived once, here; the new file is written and
         // checked with the resulting raw key and salt, and opens later with
         // the passphrase.
+        if let destinationKey { try cipher.requireSalt(for: destinationKey, path: destinationPath, library: library) }
         let writingKey = destinationKey.map { $0.derivedForNewFile(cipher) ?? $0 }
 
         let sibling = try SiblingFile.create(beside: destinationPath, keepingOwnerAndModeOf: inPlace ? destinationPath : nil)

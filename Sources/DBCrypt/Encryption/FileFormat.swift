@@ -18,7 +18,9 @@ public enum FileFormat: Equatable, Sendable {
     case missing
     /// A file of zero bytes, which SQLite and SQLCipher treat as a new database.
     case empty
-    /// A plaintext SQLite database: its header starts `SQLite format 3\0`.
+    /// A plaintext SQLite database: its header starts `SQLite format 3\0`,
+    /// and its bytes 72-91 are zero as SQLite writes them (behind a
+    /// plaintext header of up to 80 bytes they are encrypted).
     case plaintext(pageSize: Int, userVersion: Int32)
     /// Anything else: an encrypted database (SQLCipher's header is random
     /// salt, or a plaintext header followed by encrypted bytes) or a file

@@ -61,7 +61,8 @@ extension Connection {
     }
 
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
-    /// first page. SQLITE_NOTADB here means the key (or settings) do not open
+    /// first page. SQLITE_NOTADB (or, behind a plaintext header on 4.6, a
+    /// bare "SQL logic error") here means the key (or settings) do not open
     /// the file, or that it is not a database; SQLITE_CORRUPT, that it is
     /// damaged; SQLITE_READONLY_ROLLBACK and
     /// SQLITE_READONLY_RECOVERY, that a read-only connection met a transaction
@@ -69,10 +70,9 @@ extension Connection {
     func verifyReadable(path: String) throws {
         do {
             _ = try firstValue("SELECT count(*) FROM sqlite_master")
-        } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == SQLITE_NOTADB || code == SQLITE_ERROR {
+        } catch let DatabaseError.sqlite(code, message, _) where code & 0xFF == SQLITE_NOTADB || Self.isBareLogicError(code, message) {
             // SQLCipher 4.6 answers a first page that fails its check behind
-            // a plaintext header with a bare SQLITE_ERROR: this fixed query
-            // meets no other.
+            // a plaintext header with a bare "SQL logic error".
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         } catch let DatabaseError.sqlite(code, _, _) where code == Self.readOnlyRollback || code == Self.readOnlyRecovery {
             throw DatabaseError.unfinishedTransaction(path: path)
@@ -81,6 +81,14 @@ extension Connection {
         } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == SQLITE_BUSY {
             throw DatabaseError.databaseInUse(path: path)
         }
+    }
+
+    /// Whether an error is SQLite's bare SQLITE_ERROR with its generic
+    /// message ("SQL logic error"): what SQLCipher 4.6 leaves when a page
+    /// does not decrypt in some reads, where SQLite itself always names
+    /// what is wrong.
+    static func isBareLogicError(_ code: Int32, _ message: String) -> Bool {
+        code == SQLITE_ERROR && message == String(cString: sqlite3_errstr(SQLITE_ERROR))
     }
 
     /// SQLITE_READONLY_ROLLBACK and SQLITE_READONLY_RECOVERY, extended codes
@@ -128,10 +136,33 @@ extension CipherSettings {
             }
             pragmas.append((CipherSetting.plaintextHeaderSize.rawValue, "\(plaintextHeaderSize)"))
         }
-        if let salt {
+        if plaintextHeaderSize > 0, let salt {
             // Validated bytes as hex digits: no caller text reaches the SQL.
             pragmas.append(("cipher_salt", "\"x'" + salt.map { String(format: "%02x", $0) }.joined() + "'\""))
         }
         return pragmas
+    }
+}
+
+extension CipherSettings {
+    /// The salt of the file at `path` opened with these settings and `key`:
+    /// behind a plaintext header, the one the raw key carries or ``salt``;
+    /// otherwise the file's first 16 bytes (nil when it has none yet).
+    func fileSalt(_ path: String, key: DatabaseKey?) -> [UInt8]? {
+        plaintextHeaderSize > 0 ? key?.salt ?? salt : FileSalt.read(path)
+    }
+
+    /// Refuses to open or write a file with a plaintext header when neither
+    /// `key` nor these settings carry its salt: such a file does not hold
+    /// it, and one SQLCipher made up would be lost with the connection.
+    ///
+    /// - throws: ``DatabaseError/invalidCipherSetting(name:reason:)`` for
+    ///   `cipher_salt`.
+    func requireSalt(for key: DatabaseKey, path: String, library: CipherInfo) throws {
+        guard plaintextHeaderSize > 0, library.supports(.plaintextHeaderSize), key.salt == nil, salt == nil else { return }
+        throw DatabaseError.invalidCipherSetting(
+            name: "cipher_salt",
+            reason: "\(path) keeps its first \(plaintextHeaderSize) bytes in the clear and so does not hold its salt: "
+                + "give the salt in the raw key (x'<96 hex digits>') or in CipherSettings.salt")
     }
 }
