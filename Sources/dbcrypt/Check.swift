@@ -56,7 +56,7 @@ struct Check: ParsableCommand {
     private func checkThroughSQLite(_ databaseKey: DatabaseKey?, into result: inout CheckResult) throws {
         let db: Database
         do {
-            db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions(salt: pageFormat.saltValue))
+            db = try openForReading(database, key: databaseKey, options: pageFormat.databaseOptions(cipher))
         } catch let error as DatabaseError where result.pages != nil && Self.onlyThePageReaderOpens(error) {
             result.linkedSQLCipherOpens = false
             return

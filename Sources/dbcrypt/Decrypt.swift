@@ -43,7 +43,7 @@ struct Decrypt: ParsableCommand {
             if !pageFormat.needsPageReader {
                 do {
                     options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
-                    let settings = cipher.databaseOptions(salt: pageFormat.saltValue).cipher
+                    let settings = pageFormat.databaseOptions(cipher).cipher
                     try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options)
                     try StandardStreams.print("Decrypted \(database) to \(output).")
                     return

@@ -53,7 +53,7 @@ struct Info: ParsableCommand {
             }
             let db: Database
             do {
-                db = try openForReading(database, key: databaseKey, options: cipher.databaseOptions(salt: pageFormat.saltValue))
+                db = try openForReading(database, key: databaseKey, options: pageFormat.databaseOptions(cipher))
             } catch let error as DatabaseError where format == .notPlaintext && databaseKey != nil && Check.onlyThePageReaderOpens(error) {
                 // Settings the linked SQLCipher does not read: what the page reader can say.
                 let file = try pageFormat.open(database, key: databaseKey!, cipher: cipher)

@@ -39,11 +39,26 @@ struct PageFormatOptions: ParsableArguments {
     }
 
     /// Whether anything here was given.
-    var isGiven: Bool { salt != nil || needsPageReader }
+    var isGiven: Bool { salt != nil || kdfHash != nil || hmacHash != nil }
 
-    /// Whether settings only the page reader reads were given (a salt alone
-    /// the linked SQLCipher 4.x takes too).
-    var needsPageReader: Bool { kdfHash != nil || hmacHash != nil }
+    /// Whether settings only the page reader reads were given: other hashes
+    /// on SQLCipher 3.4.1 (SQLCipher 4.x takes them, and the salt, itself).
+    var needsPageReader: Bool {
+        (kdfHash != nil || hmacHash != nil) && !((try? CipherInfo.linked().supports(.hmacAlgorithm)) ?? false)
+    }
+
+    /// Options that open the file through the linked SQLCipher: `cipher`'s,
+    /// with the salt and, where the engine has them, the hashes given here.
+    func databaseOptions(_ cipher: CipherOptions) -> Database.Options {
+        var options = cipher.databaseOptions(salt: saltValue)
+        guard !needsPageReader else { return options }
+        options.cipher.kdfHash = kdfHash
+        if let hmacHash {
+            options.cipher.hmacHash = CipherHash(argument: hmacHash)
+            options.cipher.usesHMAC = hmacHash != "none"
+        }
+        return options
+    }
 
     /// `path` opened by the page reader with `key`.
     ///

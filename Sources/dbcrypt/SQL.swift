@@ -40,12 +40,18 @@ struct SQL: ParsableCommand {
                                + "when the key is a passphrase (a raw key x'<96 hex digits>' carries it).", valueName: "HEX"))
     var salt: String?
 
+    @Option(name: .customLong("plaintext-header"),
+            help: ArgumentHelp("With --create: make the new database with this many bytes in the clear (iOS: 32; SQLCipher 4), "
+                               + "its salt given with --salt or in the raw key.", valueName: "BYTES"))
+    var plaintextHeader: Int?
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func validate() throws {
         if json && csv { throw ValidationError("Give --json or --csv, not both.") }
         if let salt, saltBytes(salt) == nil { throw ValidationError("--salt takes 32 hex digits (16 bytes).") }
+        if plaintextHeader != nil && !create { throw ValidationError("--plaintext-header makes a new database: give --create too.") }
     }
 
     func run() throws {
@@ -58,6 +64,7 @@ struct SQL: ParsableCommand {
             }
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions(salt: salt.flatMap(saltBytes))
+            if let plaintextHeader { options.cipher.plaintextHeaderSize = plaintextHeader }
             options.create = create
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
             let db = try Database(path: database, key: databaseKey, options: options)

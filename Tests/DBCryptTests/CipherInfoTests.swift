@@ -40,6 +40,36 @@ final class CipherInfoTests: XCTestCase {
         }
     }
 
+    /// Other hashes and no HMAC: SQLCipher's own pragmas on 4.x (the
+    /// engine's shell reads the file with them); a clear refusal on 3.4.1,
+    /// whose files with such settings the page reader reads.
+    func testCustomHashesWhereTheEngineHasThem() throws {
+        let info = try CipherInfo.linked()
+        let dir = try makeTemporaryDirectory(self)
+        for custom in [CipherSettings(.sqlcipher4, kdfIterations: 1000, kdfHash: .sha256, hmacHash: .sha256),
+                       CipherSettings(.sqlcipher4, kdfIterations: 1000, usesHMAC: false)] {
+            var options = Database.Options()
+            options.cipher = custom
+            let path = dir.appendingPathComponent("\(custom.usesHMAC).db").path
+            guard info.supports(.hmacAlgorithm) else {
+                XCTAssertThrowsError(try Database(path: path, key: .passphrase("x"), options: options)) { error in
+                    guard case .unsupportedCipherSetting? = error as? DatabaseError else { return XCTFail("\(error)") }
+                }
+                XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+                continue
+            }
+            let db = try Database(path: path, key: .passphrase("x"), options: options)
+            try db.execute("CREATE TABLE t(v); INSERT INTO t VALUES ('custom')")
+            XCTAssertEqual(db.cipher, custom)
+            db.close()
+            XCTAssertEqual(try Database(path: path, key: .passphrase("x"), options: options).fetchScalar(String.self, "SELECT v FROM t"), "custom")
+            let pragmas = custom.usesHMAC ? "PRAGMA cipher_kdf_algorithm = PBKDF2_HMAC_SHA256;\nPRAGMA cipher_hmac_algorithm = HMAC_SHA256;"
+                : "PRAGMA cipher_use_hmac = OFF;"
+            XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = 'x';\nPRAGMA kdf_iter = 1000;\n\(pragmas)\nSELECT v FROM t;\n", defaults: .own),
+                           "custom\n")
+        }
+    }
+
     func testSupportMatchesWhatAKeyedConnectionAnswers() throws {
         let info = try CipherInfo.linked()
         let db = try Database.inMemory(key: .passphrase("x"))

@@ -38,6 +38,25 @@ final class PageReaderCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: plain + "2"))
     }
 
+    /// A file with other hashes (SHA-256, written by SQLCipher 4.19): the
+    /// hash options give them to SQLCipher itself on 4.x, and to the page
+    /// reader on 3.4.1, whose SQLCipher has no such setting.
+    func testOtherHashesGoToTheEngineWhereItHasThem() throws {
+        let path = try sqlcipher419File(["cipher_kdf_algorithm = PBKDF2_HMAC_SHA256", "cipher_hmac_algorithm = HMAC_SHA256"])
+        let hashes = ["--kdf-algorithm", "sha256", "--hmac-algorithm", "sha256"]
+        let engine = try CipherInfo.linked().supports(.hmacAlgorithm)
+        let plain = path + ".plain"
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY"] + hashes, environment: keyEnvironment)
+        XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
+        XCTAssertEqual(decrypt.stderr.contains("page reader decrypted it"), !engine, decrypt.stderr)
+        XCTAssertEqual(try titles(plain).count, 500)
+        let check = try dbcrypt(["check", path, "--key-env", "KEY"] + hashes, environment: keyEnvironment)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertEqual(check.stdout.contains("cannot open these settings"), !engine, check.stdout)
+        XCTAssertEqual(check.stdout.contains("cipher_integrity_check passed"), engine, check.stdout)
+        XCTAssertTrue(check.stdout.contains("every page's HMAC verified"), check.stdout)
+    }
+
     /// An iOS app's database: DBCrypt gives it a plaintext header, SQLCipher
     /// 4.19 reads it with the printed salt, dbcrypt checks and decrypts it
     /// with --salt, and puts the standard layout back.

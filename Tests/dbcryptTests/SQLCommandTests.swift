@@ -73,4 +73,28 @@ final class SQLCommandTests: XCTestCase {
         if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
         return records
     }
+
+    /// `sql --create --plaintext-header 32 --salt` makes an iOS app's
+    /// shared-container database on SQLCipher 4.x, and `sql --salt` queries
+    /// it; 3.4.1, which has no such setting, says so and makes no file.
+    func testCreatesAndQueriesADatabaseWithAPlaintextHeader() throws {
+        let shared = (path as NSString).deletingLastPathComponent + "/shared.db"
+        let salt = String(repeating: "3c", count: 16)
+        let create = try dbcrypt(["sql", shared, "--create", "--plaintext-header", "32", "--salt", salt, "--key-env", "KEY",
+                                  "CREATE TABLE t(x); INSERT INTO t VALUES ('in the clear: only the header')"], environment: keyEnvironment)
+        guard try CipherInfo.linked().supports(.plaintextHeaderSize) else {
+            XCTAssertEqual(create.status, 1, create.stderr)
+            XCTAssertTrue(create.stderr.contains("cipher_plaintext_header_size"), create.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: shared))
+            return
+        }
+        XCTAssertEqual(create.status, 0, create.stderr)
+        XCTAssertEqual(try contents(shared).prefix(16), Data("SQLite format 3\u{0}".utf8))
+        let query = try dbcrypt(["sql", shared, "--salt", salt, "--key-env", "KEY", "SELECT x FROM t"], environment: keyEnvironment)
+        XCTAssertEqual(query.status, 0, query.stderr)
+        XCTAssertTrue(query.stdout.contains("only the header"), query.stdout)
+        let unsalted = try dbcrypt(["sql", shared, "--key-env", "KEY", "SELECT x FROM t"], environment: keyEnvironment)
+        XCTAssertNotEqual(unsalted.status, 0)
+        XCTAssertTrue(unsalted.stderr.contains("salt"), unsalted.stderr)
+    }
 }

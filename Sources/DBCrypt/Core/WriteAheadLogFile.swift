@@ -58,6 +58,8 @@ enum WriteAheadLogFile {
         parameters.pageSize = settings.effectivePageSize
         parameters.kdfIterations = settings.effectiveKDFIterations
         parameters.plaintextHeaderSize = settings.plaintextHeaderSize
+        parameters.kdfHash = settings.kdfHash ?? settings.formatHash
+        parameters.hmacHash = settings.usesHMAC ? settings.hmacHash ?? settings.formatHash : nil
         let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
         return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: fileKey, salt: salt, parameters: parameters)
     }

@@ -1,3 +1,5 @@
+import SQLCipherFormat
+
 /// The cipher settings a database is created or opened with: a format and,
 /// optionally, a page size and a KDF iteration count that differ from the
 /// format's.
@@ -48,17 +50,35 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
     /// created with a passphrase (`cipher_salt`). Nil otherwise: a raw key
     /// with its salt carries it, and a standard file holds its own.
     public var salt: [UInt8]?
+    /// The hash of the key derivation (PBKDF2-HMAC), if not the format's
+    /// (`cipher_kdf_algorithm`; SQLCipher 4.x).
+    public var kdfHash: CipherHash?
+    /// The hash of each page's HMAC, if not the format's
+    /// (`cipher_hmac_algorithm`; SQLCipher 4.x).
+    public var hmacHash: CipherHash?
+    /// Whether each page carries an HMAC (`cipher_use_hmac`); files written
+    /// with SQLCipher 1's settings do not (SQLCipher 4.x).
+    public var usesHMAC: Bool
 
-    /// Settings of `format`, with the page size and iterations given or the
-    /// format's, and a plaintext header of `plaintextHeaderSize` bytes with
-    /// its `salt`, if any.
-    public init(_ format: Format, pageSize: Int? = nil, kdfIterations: Int? = nil, plaintextHeaderSize: Int = 0, salt: [UInt8]? = nil) {
+    /// Settings of `format`, with the page size, iterations and hashes given
+    /// or the format's, and a plaintext header of `plaintextHeaderSize`
+    /// bytes with its `salt`, if any.
+    public init(_ format: Format, pageSize: Int? = nil, kdfIterations: Int? = nil, plaintextHeaderSize: Int = 0, salt: [UInt8]? = nil,
+                kdfHash: CipherHash? = nil, hmacHash: CipherHash? = nil, usesHMAC: Bool = true) {
         self.format = format
         self.pageSize = pageSize
         self.kdfIterations = kdfIterations
         self.plaintextHeaderSize = plaintextHeaderSize
         self.salt = salt
+        self.kdfHash = kdfHash
+        self.hmacHash = hmacHash
+        self.usesHMAC = usesHMAC
     }
+
+    /// The format's hash, for the key derivation and the page HMAC.
+    var formatHash: CipherHash { format == .sqlcipher4 ? .sha512 : .sha1 }
+    /// Whether any hash or the HMAC differs from the format's.
+    var hasCustomHashes: Bool { (kdfHash ?? formatHash) != formatHash || (hmacHash ?? formatHash) != formatHash || !usesHMAC }
 
     /// SQLCipher 4's defaults: the default for new databases.
     public static let sqlcipher4 = CipherSettings(.sqlcipher4)
@@ -78,7 +98,9 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
     /// with `, 32-byte plaintext header` when there is one.
     public var description: String {
         let header = plaintextHeaderSize > 0 ? ", \(plaintextHeaderSize)-byte plaintext header" : ""
-        return "\(format.rawValue) (\(effectivePageSize)-byte pages, \(effectiveKDFIterations) KDF iterations\(header))"
+        let hashes = !hasCustomHashes ? ""
+            : ", PBKDF2-HMAC-\((kdfHash ?? formatHash).rawValue), " + (usesHMAC ? "HMAC-\((hmacHash ?? formatHash).rawValue)" : "no HMAC")
+        return "\(format.rawValue) (\(effectivePageSize)-byte pages, \(effectiveKDFIterations) KDF iterations\(hashes)\(header))"
     }
 
     /// Checks the values before they reach SQLCipher.

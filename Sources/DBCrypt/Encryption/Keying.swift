@@ -109,7 +109,8 @@ struct NewFileCreatedMeanwhile: Error {}
 //   size and iterations.
 // - SQLCipher 4.x: the format is SQLCipher's own HMAC and KDF algorithm
 //   pragmas (what `cipher_compatibility` sets, which has no getter to detect
-//   it by), beside the page size and iterations.
+//   it by), beside the page size and iterations; other hashes, no HMAC and
+//   a plaintext header are pragmas too.
 extension CipherSettings {
     /// The pragmas, without their schema prefix, that give a connection's
     /// codec these settings on `library`, in the order they are applied.
@@ -124,9 +125,14 @@ extension CipherSettings {
         }
         var pragmas: [(name: String, value: String)] = []
         if library.setsFormatByPragma {
-            let hash = format == .sqlcipher4 ? "SHA512" : "SHA1"
-            pragmas.append((CipherSetting.hmacAlgorithm.rawValue, "HMAC_" + hash))
-            pragmas.append((CipherSetting.kdfAlgorithm.rawValue, "PBKDF2_HMAC_" + hash))
+            pragmas.append((CipherSetting.hmacAlgorithm.rawValue, "HMAC_" + (hmacHash ?? formatHash).rawValue))
+            pragmas.append((CipherSetting.kdfAlgorithm.rawValue, "PBKDF2_HMAC_" + (kdfHash ?? formatHash).rawValue))
+            if !usesHMAC { pragmas.append((CipherSetting.useHMAC.rawValue, "OFF")) }
+        } else if hasCustomHashes {
+            // DBCrypt's provider on 3.4.x knows the two formats' hashes only;
+            // SQLCipherFormat's page reader reads the others.
+            let setting: CipherSetting = (kdfHash ?? formatHash) != formatHash ? .kdfAlgorithm : usesHMAC ? .hmacAlgorithm : .useHMAC
+            throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
         }
         pragmas.append((CipherSetting.pageSize.rawValue, "\(effectivePageSize)"))
         pragmas.append((CipherSetting.kdfIterations.rawValue, "\(effectiveKDFIterations)"))
