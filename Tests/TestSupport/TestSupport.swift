@@ -75,13 +75,13 @@ public func shellPrologue(_ defaults: ShellDefaults = .sqlcipher3) -> String {
 }
 
 /// A database at `path` in WAL mode, with the row "zero" of table `t(a)` in
-/// the file and `rows` each committed in its `-wal` only: Debian's
+/// the file and `rows` each committed in its `-wal` only: the engine's
 /// `sqlcipher` shell writes them and is killed before it closes (closing
-/// would checkpoint them into the file). Keyed with `key` (on stdin).
-/// `loggedFirst` is SQL that runs first in the log (a schema change puts
-/// page 1 there).
+/// would checkpoint them into the file). Keyed with `key` (on stdin), from
+/// the shell's `defaults`. `loggedFirst` is SQL that runs first in the log
+/// (a schema change puts page 1 there).
 public func writeLoggedDatabase(_ path: String, key: String, rows: [String] = ["one", "two", "three"], loggedFirst: String = "",
-                                file: StaticString = #filePath, line: UInt = #line) throws {
+                                defaults: ShellDefaults = .sqlcipher3, file: StaticString = #filePath, line: UInt = #line) throws {
     let inserts = loggedFirst + "\n" + rows.map { "INSERT INTO t VALUES('\($0)');" }.joined(separator: "\n")
     let (status, _, complaint) = try runSQLCipherShellUnchecked(path, """
         PRAGMA key = '\(key)';
@@ -91,7 +91,7 @@ public func writeLoggedDatabase(_ path: String, key: String, rows: [String] = ["
         PRAGMA wal_checkpoint(TRUNCATE);
         \(inserts)
         .shell kill -9 $PPID
-        """)
+        """, defaults: defaults)
     XCTAssertEqual(status, SIGKILL, complaint, file: file, line: line)
     let log = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
     XCTAssertGreaterThan(log.count, 32 + (24 + 1024) * rows.count - 1, "the log holds the commits", file: file, line: line)

@@ -109,7 +109,7 @@ public final class Database {
         var isPlaintextFile = false
         var hasLog = false, isLive = false
         if path != ":memory:" && !path.isEmpty {
-            let format = try FileFormat.detect(at: path)
+            let (format, hasPlaintextHeader) = try FileFormat.detectWithHeader(at: path)
             if case .plaintext = format { isPlaintextFile = true }
             switch format {
             case .missing where options.readOnly || !options.create:
@@ -122,7 +122,7 @@ public final class Database {
                 isExistingEncryptedFile = true
                 // Encrypted bytes after a plaintext header (32 bytes, unless
                 // the settings say otherwise).
-                if options.cipher.plaintextHeaderSize == 0, FileSalt.read(path) == nil {
+                if options.cipher.plaintextHeaderSize == 0, hasPlaintextHeader {
                     options.cipher.plaintextHeaderSize = 32
                 }
             case .missing, .empty:
@@ -307,14 +307,7 @@ public final class Database {
                     throw DatabaseError.databaseInUse(path: path)
                 }
             }
-            do {
-                try connection.verifyReadable(path: path)
-            } catch DatabaseError.damaged where key != nil && settings.plaintextHeaderSize > 0 {
-                // SQLCipher 4.19 calls a first page behind a plaintext header
-                // that does not decrypt malformed: the key or salt is wrong
-                // (or that page is damaged, which the page reader tells).
-                throw DatabaseError.wrongKeyOrNotADatabase(path: path)
-            }
+            try connection.verifyReadable(path: path, behindPlaintextHeader: key != nil && settings.plaintextHeaderSize > 0)
         } catch {
             // A failed open changes nothing: with a wrong key, SQLite's
             // checkpoint on close would still copy the log into the file.

@@ -37,17 +37,23 @@ public enum FileFormat: Equatable, Sendable {
     ///   ``DatabaseError/permissionDenied(path:)``, or
     ///   ``DatabaseError/cannotOpen(path:reason:)`` for other system errors.
     public static func detect(at path: String) throws -> FileFormat {
-        guard let header = try DatabaseFileStart.read(path, count: 100) else { return .missing }
+        try detectWithHeader(at: path).format
+    }
+
+    /// ``detect(at:)``, and whether a `.notPlaintext` file starts with
+    /// SQLite's magic: encrypted bytes behind a plaintext header.
+    static func detectWithHeader(at path: String) throws -> (format: FileFormat, hasPlaintextHeader: Bool) {
+        guard let header = try DatabaseFileStart.read(path, count: 100) else { return (.missing, false) }
         let filled = header.count
-        if filled == 0 { return .empty }
-        guard filled >= 16, Array(header[0..<16]) == sqliteMagic else { return .notPlaintext }
+        if filled == 0 { return (.empty, false) }
+        guard filled >= 16, Array(header[0..<16]) == sqliteMagic else { return (.notPlaintext, false) }
         // Bytes 72-91 of a SQLite header are zero; a file whose plaintext
         // header (32 bytes, in iOS apps) ends before them has encrypted bytes there.
-        if filled >= 92, !header[72..<92].allSatisfy({ $0 == 0 }) { return .notPlaintext }
+        if filled >= 92, !header[72..<92].allSatisfy({ $0 == 0 }) { return (.notPlaintext, true) }
         let rawPageSize = filled >= 18 ? Int(header[16]) << 8 | Int(header[17]) : 0
         let userVersion = filled >= 64
             ? Int32(bitPattern: UInt32(header[60]) << 24 | UInt32(header[61]) << 16 | UInt32(header[62]) << 8 | UInt32(header[63]))
             : 0
-        return .plaintext(pageSize: rawPageSize == 1 ? 65536 : rawPageSize, userVersion: userVersion)
+        return (.plaintext(pageSize: rawPageSize == 1 ? 65536 : rawPageSize, userVersion: userVersion), false)
     }
 }

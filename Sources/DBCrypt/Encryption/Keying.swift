@@ -61,18 +61,20 @@ extension Connection {
     }
 
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
-    /// first page. SQLITE_NOTADB (or, behind a plaintext header on 4.6, a
-    /// bare "SQL logic error") here means the key (or settings) do not open
-    /// the file, or that it is not a database; SQLITE_CORRUPT, that it is
-    /// damaged; SQLITE_READONLY_ROLLBACK and
+    /// first page. SQLITE_NOTADB here means the key (or settings) do not open
+    /// the file, or that it is not a database, and so do, behind a plaintext
+    /// header, SQLCipher 4.6's bare "SQL logic error" and 4.19's
+    /// SQLITE_CORRUPT (a damaged first page there is told by the page
+    /// reader); SQLITE_CORRUPT otherwise, that it is damaged;
+    /// SQLITE_READONLY_ROLLBACK and
     /// SQLITE_READONLY_RECOVERY, that a read-only connection met a transaction
     /// a stopped process left unfinished.
-    func verifyReadable(path: String) throws {
+    func verifyReadable(path: String, behindPlaintextHeader: Bool) throws {
         do {
             _ = try firstValue("SELECT count(*) FROM sqlite_master")
-        } catch let DatabaseError.sqlite(code, message, _) where code & 0xFF == SQLITE_NOTADB || Self.isBareLogicError(code, message) {
-            // SQLCipher 4.6 answers a first page that fails its check behind
-            // a plaintext header with a bare "SQL logic error".
+        } catch let DatabaseError.sqlite(code, message, _)
+                    where code & 0xFF == SQLITE_NOTADB || Self.isBareLogicError(code, message)
+                    || (behindPlaintextHeader && code & 0xFF == SQLITE_CORRUPT) {
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         } catch let DatabaseError.sqlite(code, _, _) where code == Self.readOnlyRollback || code == Self.readOnlyRecovery {
             throw DatabaseError.unfinishedTransaction(path: path)
@@ -141,10 +143,10 @@ extension CipherSettings {
                 throw DatabaseError.unsupportedCipherSetting(name: CipherSetting.plaintextHeaderSize.rawValue, cipherVersion: library.cipherVersion)
             }
             pragmas.append((CipherSetting.plaintextHeaderSize.rawValue, "\(plaintextHeaderSize)"))
-        }
-        if plaintextHeaderSize > 0, let salt {
-            // Validated bytes as hex digits: no caller text reaches the SQL.
-            pragmas.append(("cipher_salt", "\"x'" + salt.map { String(format: "%02x", $0) }.joined() + "'\""))
+            if let salt {
+                // Validated bytes as hex digits: no caller text reaches the SQL.
+                pragmas.append(("cipher_salt", "\"x'" + salt.map { String(format: "%02x", $0) }.joined() + "'\""))
+            }
         }
         return pragmas
     }
