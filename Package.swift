@@ -3,6 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "DBCrypt",
+    // Mutex and Atomic (the Synchronization module) need these; the system
+    // libraries (SQLCipher, OpenSSL, Argon2) come from Homebrew on macOS.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "DBCrypt", targets: ["DBCrypt"]),
         .library(name: "DBCryptSeal", targets: ["DBCryptSeal"]),
@@ -22,12 +25,15 @@ let package = Package(
         ),
         // OpenSSL's libcrypto through pkg-config: Debian's libssl-dev or Homebrew's openssl@3.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
-        // Our crypto provider for SQLCipher 3.4.x: the SQLCipher 4 format on OpenSSL.
-        .target(name: "CCipherProvider", dependencies: ["CSQLCipher", "COpenSSL"]),
+        // Every cryptographic primitive, with keys set up once, behind one header (on OpenSSL's libcrypto).
+        .target(name: "CPrimitives", dependencies: ["COpenSSL"]),
+        // What the three libraries share, linking no SQLite: the key, secrets, hex, hashes, SQLite's header,
+        // reading a file's start without dropping the process's locks.
+        .target(name: "DBCryptCore", dependencies: ["CPrimitives"]),
+        // Our crypto provider for SQLCipher 3.4.x: the SQLCipher 4 format, on CPrimitives.
+        .target(name: "CCipherProvider", dependencies: ["CPrimitives"]),
         // The `-wal` beside a database is checked with SQLCipherFormat's reader of the log before SQLite opens it.
-        .target(name: "DBCrypt", dependencies: ["CSQLCipher", "CCipherProvider", "SQLCipherFormat"]),
-        // AES-256-GCM and AES-SIV with keys scheduled once, and nonces, on OpenSSL's libcrypto.
-        .target(name: "CSealCipher", dependencies: ["CCipherProvider", "COpenSSL"]),
+        .target(name: "DBCrypt", dependencies: ["DBCryptCore", "CSQLCipher", "CCipherProvider", "CPrimitives", "SQLCipherFormat"]),
         // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"]), .brew(["argon2"])]),
         // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.
@@ -35,38 +41,37 @@ let package = Package(
             name: "DBCryptSeal",
             dependencies: [
                 "DBCrypt",
-                "CSealCipher",
+                "DBCryptCore",
+                "CPrimitives",
                 "CArgon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        // AES-256-CBC, page HMACs and PBKDF2 with keys set up once per file, on OpenSSL's libcrypto.
-        .target(name: "CPageCipher", dependencies: ["COpenSSL"]),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
-        .target(name: "SQLCipherFormat", dependencies: ["CPageCipher"]),
+        .target(name: "SQLCipherFormat", dependencies: ["DBCryptCore", "CPrimitives"]),
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
-            dependencies: ["DBCrypt", "DBCryptSeal", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
             name: "DBCryptBenchmarks",
-            dependencies: ["DBCrypt", "CSQLCipher", "CCipherProvider", "SQLCipherFormat", "CPageCipher"],
+            dependencies: ["DBCrypt", "CSQLCipher", "CCipherProvider", "SQLCipherFormat", "CPrimitives"],
             path: "Benchmarks/DBCryptBenchmarks"
         ),
         // A child process the tests kill mid-way or run under a file-size limit.
         .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptSeal", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         // Temporary directories and the peers both test targets run.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "DBCryptTestHelper", "TestSupport"]),
+        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "SQLCipherFormat", "CPrimitives", "DBCryptTestHelper", "TestSupport"]),
         .testTarget(
             name: "DBCryptSealTests",
-            dependencies: ["DBCryptSeal", "CSealCipher", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["DBCryptSeal", "CPrimitives", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
-        .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPageCipher", "DBCrypt", "TestSupport"]),
+        .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestSupport"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],

@@ -1,4 +1,4 @@
-import CPageCipher
+import CPrimitives
 import CSQLCipher
 import DBCrypt
 import Foundation
@@ -11,7 +11,7 @@ import Foundation
 /// The floor is one AES-256-CBC pass and one HMAC-SHA512 for each page
 /// SQLite wrote (insert) or read (scan), counted by SQLite itself
 /// (`SQLITE_DBSTATUS_CACHE_WRITE`, `SQLITE_DBSTATUS_CACHE_MISS` of the
-/// encrypted run), timed through CPageCipher on OpenSSL: the primitives
+/// encrypted run), timed through CPrimitives on OpenSSL: the primitives
 /// DBCrypt's provider calls, with nothing else around them.
 func runOverheadBenchmark(rounds: Int, rows count: Int) throws {
     _ = try CipherInfo.linked()
@@ -116,10 +116,13 @@ private func pagerCount(_ db: Database, _ counter: Int32) throws -> Int {
 /// then HMAC-SHA512 over that and the IV and the page number.
 @inline(never) private func cryptoFloor(pages: Int, pageSize: Int, encrypt: Bool) throws -> Double {
     let key = [UInt8](repeating: 0x5A, count: 32), hmacKey = [UInt8](repeating: 0xA5, count: 32)
-    guard let keys = dbcrypt_page_keys_new(key, Int32(DBCRYPT_PAGE_SHA512.rawValue), hmacKey, hmacKey.count) else {
+    guard let cipher = dbcrypt_cbc_key_new(key), let hmac = dbcrypt_hmac_key_new(Int32(DBCRYPT_SHA512.rawValue), hmacKey, hmacKey.count) else {
         throw DatabaseError.invalidArguments(reason: "OpenSSL made no page keys", sql: nil)
     }
-    defer { dbcrypt_page_keys_free(keys) }
+    defer {
+        dbcrypt_cbc_key_free(cipher)
+        dbcrypt_hmac_key_free(hmac)
+    }
     let content = pageSize - 80
     var page = [UInt8](repeating: 0x33, count: pageSize)
     var mac = [UInt8](repeating: 0, count: 64)
@@ -130,8 +133,8 @@ private func pagerCount(_ db: Database, _ counter: Int32) throws -> Int {
                 var pageNumber = UInt32(number + 1).littleEndian
                 withUnsafeBytes(of: &pageNumber) { number in
                     let bytes = number.bindMemory(to: UInt8.self).baseAddress!
-                    _ = dbcrypt_page_cbc(keys, encrypt ? 1 : 0, iv, page.baseAddress!, page.baseAddress!, content)
-                    _ = dbcrypt_page_hmac(keys, page.baseAddress!, content + 16, bytes, &mac)
+                    _ = dbcrypt_cbc(cipher, encrypt ? 1 : 0, iv, page.baseAddress!, page.baseAddress!, content)
+                    dbcrypt_hmac(hmac, page.baseAddress!, content + 16, bytes, 4, &mac)
                 }
             }
         }

@@ -1,4 +1,4 @@
-import CPageCipher
+import CPrimitives
 import DBCrypt
 import Foundation
 import SQLCipherFormat
@@ -7,7 +7,7 @@ import SQLCipherFormat
 /// file of `megabytes`, against the crypto floor of this machine measured
 /// in the same run: `openssl speed` of AES-256-CBC decryption and of
 /// HMAC-SHA512 over 4 KiB buffers, and the same primitives through
-/// CPageCipher over the same number of pages. Verifying a page costs one
+/// CPrimitives over the same number of pages. Verifying a page costs one
 /// HMAC; decrypting it, an HMAC and a CBC decryption. Peak memory is read
 /// before and after verifying, to show it flat in the file's size.
 func runPageReaderBenchmark(rounds: Int, megabytes: Int) throws {
@@ -22,7 +22,7 @@ func runPageReaderBenchmark(rounds: Int, megabytes: Int) throws {
         for _ in 0..<(megabytes * 1024 / 4) { try db.execute("INSERT INTO t VALUES (randomblob(4000))") }
     }
     db.close()
-    let file = try EncryptedDatabaseFile(path: path, key: try FileKey(rawKey: [UInt8](repeating: 7, count: 32)))
+    let file = try EncryptedDatabaseFile(path: path, key: try DatabaseKey(rawKey: [UInt8](repeating: 7, count: 32)))
     let pages = file.pageCount
     let bytes = Double(pages * 4096)
     print("W9: page reader, SQLCipher 4 file of \(pages) pages (\(Int(bytes) >> 20) MiB), \(rounds) rounds, medians")
@@ -32,7 +32,7 @@ func runPageReaderBenchmark(rounds: Int, megabytes: Int) throws {
     let (primitiveHMAC, primitiveBoth) = primitiveFloor(pages: min(pages, 65536))
     print(String(format: "  openssl speed (4 KiB): AES-256-CBC decrypt %.0f MB/s, HMAC-SHA512 %.0f MB/s; both: %.0f MB/s",
                  aes / 1e6, hmac / 1e6, floorDecrypt / 1e6))
-    print(String(format: "  the same through CPageCipher: HMAC %.0f MB/s; HMAC + decrypt %.0f MB/s", primitiveHMAC / 1e6, primitiveBoth / 1e6))
+    print(String(format: "  the same through CPrimitives: HMAC %.0f MB/s; HMAC + decrypt %.0f MB/s", primitiveHMAC / 1e6, primitiveBoth / 1e6))
 
     _ = try file.verify()  // the file in the page cache, as for every round
     let before = peakResidentMegabytes()
@@ -93,17 +93,22 @@ private func opensslSpeed() -> (Double, Double) {
 /// bytes per second of the page HMAC alone, and of HMAC plus CBC decryption.
 private func primitiveFloor(pages: Int) -> (Double, Double) {
     let key = [UInt8](repeating: 1, count: 32)
-    guard let keys = dbcrypt_page_keys_new(key, Int32(DBCRYPT_PAGE_SHA512.rawValue), key, 32) else { return (.nan, .nan) }
-    defer { dbcrypt_page_keys_free(keys) }
+    guard let cipher = dbcrypt_cbc_key_new(key), let hmacKey = dbcrypt_hmac_key_new(Int32(DBCRYPT_SHA512.rawValue), key, 32) else {
+        return (.nan, .nan)
+    }
+    defer {
+        dbcrypt_cbc_key_free(cipher)
+        dbcrypt_hmac_key_free(hmacKey)
+    }
     var page = [UInt8](repeating: 3, count: 4096), out = [UInt8](repeating: 0, count: 4096), mac = [UInt8](repeating: 0, count: 64)
     var number: [UInt8] = [1, 0, 0, 0]
     let hmac = seconds {
-        for _ in 0..<pages { _ = dbcrypt_page_hmac(keys, &page, 4032, &number, &mac) }
+        for _ in 0..<pages { dbcrypt_hmac(hmacKey, &page, 4032, &number, 4, &mac) }
     }
     let both = seconds {
         for _ in 0..<pages {
-            _ = dbcrypt_page_hmac(keys, &page, 4032, &number, &mac)
-            page.withUnsafeBufferPointer { p in _ = dbcrypt_page_cbc(keys, 0, p.baseAddress! + 4016, p.baseAddress!, &out, 4016) }
+            dbcrypt_hmac(hmacKey, &page, 4032, &number, 4, &mac)
+            page.withUnsafeBufferPointer { p in _ = dbcrypt_cbc(cipher, 0, p.baseAddress! + 4016, p.baseAddress!, &out, 4016) }
         }
     }
     let bytes = Double(pages * 4096)

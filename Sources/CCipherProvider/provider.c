@@ -17,20 +17,12 @@
 // - get_provider_name, get_provider_version and fips_status receive
 //   SQLCipher's cipher context, not ours: they must not look at it.
 #include "CCipherProvider.h"
+#include "CPrimitives.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-// The low-level SHA functions are deprecated in OpenSSL 3 but stay its
-// fastest path: a digest state is a plain struct, copied for each page
-// instead of the allocating EVP_MD_CTX_copy_ex.
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-#include <openssl/sha.h>
 
 // The provider table of SQLCipher 3.4.x (src/sqlcipher.h, not installed by Debian).
 typedef struct {
@@ -71,33 +63,24 @@ typedef void (*sqlcipher_activate_fn)(void);
 enum { OK = 0, ERROR = 1, NOMEM = 7 };
 enum { KEY_SIZE = 32, IV_SIZE = 16, BLOCK_SIZE = 16, MAX_HMAC_SIZE = 64 };
 
-// Fetched once at install, read-only afterwards, shared by every context.
-static EVP_CIPHER *aes256cbc;
-static EVP_MD *sha1;
-static EVP_MD *sha512;
-static char version_text[128];
 
 static _Thread_local int selected_mode = DBCRYPT_MODE_DEFAULT;
 
-// A SHA-1 or SHA-512 digest state, by the mode.
-typedef union { SHA_CTX sha1; SHA512_CTX sha512; } digest_state;
-
+// The keys are made on first use and again only when SQLCipher hands over
+// another key (a rekey): a copy of each is kept to tell.
 typedef struct {
     int mode;
     int poisoned;
-    // One cipher context per direction, keyed once and re-keyed only when the key changes.
-    EVP_CIPHER_CTX *cipher[2];
-    unsigned char cipher_key[2][KEY_SIZE];
-    int cipher_keyed[2];
-    // HMAC as two digest states (key XOR ipad, key XOR opad) computed once per key.
-    digest_state inner, outer;
+    dbcrypt_cbc_key *cipher;
+    unsigned char cipher_key[KEY_SIZE];
+    dbcrypt_hmac_key *hmac;
     unsigned char hmac_key[KEY_SIZE];
-    int hmac_keyed;
+    int hmac_key_sz;
 } context;
 
-static const EVP_MD *digest(const context *c) { return c->mode == DBCRYPT_MODE_SHA512 ? sha512 : sha1; }
+static int hash(const context *c) { return c->mode == DBCRYPT_MODE_SHA512 ? DBCRYPT_SHA512 : DBCRYPT_SHA1; }
 
-static int hmac_size(const context *c) { return c->mode == DBCRYPT_MODE_SHA512 ? 64 : 20; }
+static int hmac_size(const context *c) { return (int)dbcrypt_hash_size(hash(c)); }
 
 // The page size a buffer of `size` bytes belongs to: the next power of two
 // above it (the reserve is at least 16 bytes, and pages are 512 to 65536).
@@ -108,10 +91,13 @@ static int page_size_above(int size) {
 }
 
 static void forget_keys(context *c) {
-    OPENSSL_cleanse(c->cipher_key, sizeof c->cipher_key);
-    OPENSSL_cleanse(c->hmac_key, sizeof c->hmac_key);
-    c->cipher_keyed[0] = c->cipher_keyed[1] = 0;
-    c->hmac_keyed = 0;
+    dbcrypt_cbc_key_free(c->cipher);
+    dbcrypt_hmac_key_free(c->hmac);
+    c->cipher = NULL;
+    c->hmac = NULL;
+    dbcrypt_wipe(c->cipher_key, sizeof c->cipher_key);
+    dbcrypt_wipe(c->hmac_key, sizeof c->hmac_key);
+    c->hmac_key_sz = 0;
 }
 
 // MARK: - The provider's functions
@@ -119,12 +105,12 @@ static void forget_keys(context *c) {
 static int activate(void *ctx) { (void)ctx; return OK; }
 static int deactivate(void *ctx) { (void)ctx; return OK; }
 static const char *get_provider_name(void *ctx) { (void)ctx; return dbcrypt_provider_name(); }
-static const char *get_provider_version(void *ctx) { (void)ctx; return version_text; }
+static const char *get_provider_version(void *ctx) { (void)ctx; return dbcrypt_primitives_library(); }
 static int fips_status(void *ctx) { (void)ctx; return 0; }
 
+// The system's generator needs no seeding from SQLCipher.
 static int add_random(void *ctx, void *buffer, int length) {
-    (void)ctx;
-    RAND_add(buffer, length, 0);
+    (void)ctx, (void)buffer, (void)length;
     return OK;
 }
 
@@ -133,47 +119,11 @@ static int random_bytes(void *ctx, void *buffer, int length) {
     return length >= 0 && dbcrypt_random_bytes(buffer, (size_t)length) ? OK : ERROR;
 }
 
-/// Key derivations of more than 2 rounds (SQLCipher's HMAC key takes 2), for tests.
-static _Atomic long key_derivations;
-
-long dbcrypt_provider_key_derivations(void) { return key_derivations; }
-
 static int kdf(void *ctx, const unsigned char *pass, int pass_sz, unsigned char *salt, int salt_sz,
                int workfactor, int key_sz, unsigned char *key) {
-    context *c = ctx;
-    if (workfactor > 2) key_derivations++;
-    return PKCS5_PBKDF2_HMAC((const char *)pass, pass_sz, salt, salt_sz, workfactor, digest(c), key_sz, key) == 1
+    if (pass_sz < 0 || salt_sz < 0 || workfactor < 1 || key_sz < 0) return ERROR;
+    return dbcrypt_pbkdf2(hash(ctx), pass, (size_t)pass_sz, salt, (size_t)salt_sz, (uint32_t)workfactor, key, (size_t)key_sz)
         ? OK : ERROR;
-}
-
-static void digest_init(const context *c, void *state) {
-    if (c->mode == DBCRYPT_MODE_SHA512) SHA512_Init(state); else SHA1_Init(state);
-}
-
-static void digest_update(const context *c, void *state, const void *data, size_t size) {
-    if (c->mode == DBCRYPT_MODE_SHA512) SHA512_Update(state, data, size); else SHA1_Update(state, data, size);
-}
-
-static void digest_final(const context *c, void *state, unsigned char *out) {
-    if (c->mode == DBCRYPT_MODE_SHA512) SHA512_Final(out, state); else SHA1_Final(out, state);
-}
-
-static int set_hmac_key(context *c, const unsigned char *key, int key_sz) {
-    int block = c->mode == DBCRYPT_MODE_SHA512 ? SHA512_CBLOCK : SHA_CBLOCK;
-    unsigned char pad[SHA512_CBLOCK];
-    if (key_sz > KEY_SIZE) return ERROR;
-    memset(pad, 0x36, block);
-    for (int i = 0; i < key_sz; i++) pad[i] ^= key[i];
-    digest_init(c, &c->inner);
-    digest_update(c, &c->inner, pad, block);
-    memset(pad, 0x5c, block);
-    for (int i = 0; i < key_sz; i++) pad[i] ^= key[i];
-    digest_init(c, &c->outer);
-    digest_update(c, &c->outer, pad, block);
-    OPENSSL_cleanse(pad, sizeof pad);
-    memcpy(c->hmac_key, key, key_sz);
-    c->hmac_keyed = key_sz;
-    return OK;
 }
 
 static int hmac(void *ctx, unsigned char *key, int key_sz, unsigned char *in, int in_sz,
@@ -186,18 +136,15 @@ static int hmac(void *ctx, unsigned char *key, int key_sz, unsigned char *in, in
         c->poisoned = 1;
         return ERROR;
     }
-    if (c->hmac_keyed != key_sz || CRYPTO_memcmp(c->hmac_key, key, key_sz) != 0) {
-        if (set_hmac_key(c, key, key_sz) != OK) return ERROR;
+    if (key_sz < 0 || key_sz > KEY_SIZE || in_sz < 0 || in2_sz < 0) return ERROR;
+    if (c->hmac == NULL || c->hmac_key_sz != key_sz || !dbcrypt_equal(c->hmac_key, key, (size_t)key_sz)) {
+        dbcrypt_hmac_key_free(c->hmac);
+        c->hmac = dbcrypt_hmac_key_new(hash(c), key, (size_t)key_sz);
+        if (c->hmac == NULL) return NOMEM;
+        memcpy(c->hmac_key, key, (size_t)key_sz);
+        c->hmac_key_sz = key_sz;
     }
-    unsigned char inner_hash[MAX_HMAC_SIZE];
-    digest_state work = c->inner;
-    digest_update(c, &work, in, in_sz);
-    digest_update(c, &work, in2, in2_sz);
-    digest_final(c, &work, inner_hash);
-    work = c->outer;
-    digest_update(c, &work, inner_hash, size);
-    digest_final(c, &work, out);
-    OPENSSL_cleanse(&work, sizeof work);
+    dbcrypt_hmac(c->hmac, in, (size_t)in_sz, in2, (size_t)in2_sz, out);
     return OK;
 }
 
@@ -213,27 +160,16 @@ static int cipher(void *ctx, int encrypt, unsigned char *key, int key_sz, unsign
         memset(out, 0, in_sz);
         return ERROR;
     }
-    int direction = encrypt ? 1 : 0;
-    EVP_CIPHER_CTX *e = c->cipher[direction];
-    int ok;
-    if (!c->cipher_keyed[direction] || CRYPTO_memcmp(c->cipher_key[direction], key, KEY_SIZE) != 0) {
-        // Pages are whole blocks: no padding. The setting survives the IV-only
-        // re-initialisations below.
-        ok = EVP_CipherInit_ex2(e, aes256cbc, key, iv, direction, NULL) && EVP_CIPHER_CTX_set_padding(e, 0);
-        if (ok) {
-            memcpy(c->cipher_key[direction], key, KEY_SIZE);
-            c->cipher_keyed[direction] = 1;
+    if (c->cipher == NULL || !dbcrypt_equal(c->cipher_key, key, KEY_SIZE)) {
+        dbcrypt_cbc_key_free(c->cipher);
+        c->cipher = dbcrypt_cbc_key_new(key);
+        if (c->cipher == NULL) {
+            memset(out, 0, in_sz);
+            return NOMEM;
         }
-    } else {
-        ok = EVP_CipherInit_ex2(e, NULL, NULL, iv, direction, NULL);
+        memcpy(c->cipher_key, key, KEY_SIZE);
     }
-    int written = 0;
-    ok = ok && EVP_CipherUpdate(e, out, &written, in, in_sz);
-    if (!ok || written != in_sz) {
-        memset(out, 0, in_sz);
-        return ERROR;
-    }
-    return OK;
+    return dbcrypt_cbc(c->cipher, encrypt != 0, iv, in, out, (size_t)in_sz) ? OK : ERROR;
 }
 
 static int set_cipher(void *ctx, const char *name) {
@@ -276,24 +212,18 @@ static int ctx_cmp(void *c1, void *c2) {
 static int ctx_free(void **ctx) {
     context *c = *ctx;
     if (c == NULL) return OK;
-    EVP_CIPHER_CTX_free(c->cipher[0]);
-    EVP_CIPHER_CTX_free(c->cipher[1]);
-    OPENSSL_clear_free(c, sizeof *c);
+    forget_keys(c);
+    dbcrypt_wipe(c, sizeof *c);
+    free(c);
     *ctx = NULL;
     return OK;
 }
 
 static int ctx_init(void **ctx) {
-    context *c = OPENSSL_zalloc(sizeof *c);
+    context *c = calloc(1, sizeof *c);
     *ctx = c;
     if (c == NULL) return NOMEM;
     c->mode = selected_mode == DBCRYPT_MODE_SHA512 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1;
-    c->cipher[0] = EVP_CIPHER_CTX_new();
-    c->cipher[1] = EVP_CIPHER_CTX_new();
-    if (!c->cipher[0] || !c->cipher[1]) {
-        ctx_free(ctx);
-        return NOMEM;
-    }
     return OK;
 }
 
@@ -303,36 +233,14 @@ const char *dbcrypt_provider_name(void) { return "dbcrypt-openssl"; }
 
 void dbcrypt_provider_select_mode(int mode) { selected_mode = mode; }
 
-// The algorithms, fetched from OpenSSL once per process: by the install on
-// SQLCipher 3.4.x, by the first key derivation on any version.
-static pthread_once_t algorithms_fetched = PTHREAD_ONCE_INIT;
-static void fetch(void) {
-    aes256cbc = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
-    sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
-    sha512 = EVP_MD_fetch(NULL, "SHA512", NULL);
-}
-static int fetch_algorithms(void) {
-    pthread_once(&algorithms_fetched, fetch);
-    return aes256cbc && sha1 && sha512 ? OK : ERROR;
-}
-
-int dbcrypt_provider_derive_key(const void *pass, int pass_sz, const unsigned char *salt, int salt_sz,
-                                int iterations, int mode, unsigned char *key) {
-    if (fetch_algorithms() != OK) return ERROR;
-    context c = { .mode = mode == DBCRYPT_MODE_SHA512 ? DBCRYPT_MODE_SHA512 : DBCRYPT_MODE_SHA1 };
-    return kdf(&c, pass, pass_sz, (unsigned char *)salt, salt_sz, iterations, KEY_SIZE, key);
-}
-
 int dbcrypt_provider_install(void) {
     static int installed = 0;
     if (installed) return OK;
-    if (fetch_algorithms() != OK) return ERROR;
     sqlcipher_activate_fn sqlcipher_activate = (sqlcipher_activate_fn)dlsym(RTLD_DEFAULT, "sqlcipher_activate");
     sqlcipher_malloc_fn sqlcipher_malloc = (sqlcipher_malloc_fn)dlsym(RTLD_DEFAULT, "sqlcipher_malloc");
     sqlcipher_register_provider_fn sqlcipher_register_provider =
         (sqlcipher_register_provider_fn)dlsym(RTLD_DEFAULT, "sqlcipher_register_provider");
     if (!sqlcipher_activate || !sqlcipher_malloc || !sqlcipher_register_provider) return ERROR;
-    strncpy(version_text, OpenSSL_version(OPENSSL_VERSION), sizeof version_text - 1);
 
     // Activating once, and never deactivating, keeps SQLCipher from freeing
     // the registered provider when the last keyed connection closes.

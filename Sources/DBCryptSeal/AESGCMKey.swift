@@ -1,13 +1,13 @@
-import CSealCipher
+import CPrimitives
 import DBCrypt
 import Foundation
 
-/// An AES-256-GCM key scheduled once (OpenSSL, through `CAESGCM`): what
+/// An AES-256-GCM key scheduled once (`CPrimitives`): what
 /// sealed values and server envelopes are sealed and opened with. Safe to
 /// share between threads: the C key locks itself for each call.
 final class AESGCMKey: @unchecked Sendable {
-    static let nonceCount = 12
-    static let tagCount = 16
+    static let nonceCount = Int(DBCRYPT_GCM_NONCE_SIZE)
+    static let tagCount = Int(DBCRYPT_GCM_TAG_SIZE)
 
     /// Nil when OpenSSL could not make the key (out of memory): every use
     /// then throws.
@@ -20,10 +20,10 @@ final class AESGCMKey: @unchecked Sendable {
 
     deinit { dbcrypt_gcm_key_free(key) }
 
-    /// Writes 12 fresh random bytes at `nonce`.
+    /// Writes a nonce's worth of fresh random bytes at `nonce`.
     /// - Throws: `SealError.systemFailure` if the system gives no random bytes.
     static func randomNonce(_ nonce: UnsafeMutableRawPointer) throws {
-        guard dbcrypt_random_nonce(nonce.assumingMemoryBound(to: UInt8.self)) == 1 else {
+        guard dbcrypt_random_bytes(nonce.assumingMemoryBound(to: UInt8.self), nonceCount) == 1 else {
             throw SealError.systemFailure(reason: "the system gave no random bytes for a nonce")
         }
     }

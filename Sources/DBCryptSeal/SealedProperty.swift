@@ -1,4 +1,5 @@
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 /// A record property stored sealed: AES-256-GCM under the database's
@@ -203,7 +204,7 @@ enum SealedColumn {
             case let .integer(integer): add("t\(integer)")
             case let .real(real): add(real == real.rounded() && abs(real) < 1e18 ? "t\(Int64(real))" : "t\(real)")
             case let .text(text): add("t" + text)
-            case let .blob(bytes): add("b" + bytes.map { String(format: "%02x", $0) }.joined())
+            case let .blob(bytes): add("b" + Hex.encode(bytes))
             }
         }
         return context

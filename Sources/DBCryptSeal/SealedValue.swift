@@ -12,8 +12,8 @@ enum SealedFormat {
     /// The high nibble every version byte of the format has.
     static let family: UInt8 = 0xD0
     static let headerCount = 5
-    static let nonceCount = 12
-    static let tagCount = 16
+    static let nonceCount = AESGCMKey.nonceCount
+    static let tagCount = AESGCMKey.tagCount
     static let overhead = headerCount + nonceCount + tagCount
 
     /// A key id as the 4 bytes of a sealed value's header (big-endian), as

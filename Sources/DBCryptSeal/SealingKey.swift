@@ -1,5 +1,6 @@
 import Crypto
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 /// A 32-byte AES-256 key that seals and opens values, with the id that
@@ -53,14 +54,10 @@ public struct SealingKey: Sendable, CustomStringConvertible {
         guard digits.count == 64 else {
             throw SealError.invalidKey(reason: "a hexadecimal key is 64 digits, not \(digits.count) characters")
         }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
-        for index in 0..<32 {
-            guard let high = hexValue(digits[2 * index]), let low = hexValue(digits[2 * index + 1]) else {
-                throw SealError.invalidKey(reason: "a hexadecimal key holds only the digits 0-9 and a-f")
-            }
-            bytes[index] = high << 4 | low
+        guard var bytes = Hex.decode(digits) else {
+            throw SealError.invalidKey(reason: "a hexadecimal key holds only the digits 0-9 and a-f")
         }
+        defer { SecretBytes.wipe(&bytes) }
         try self.init(bytes: bytes, id: id)
     }
 
@@ -128,15 +125,6 @@ public struct SealingKey: Sendable, CustomStringConvertible {
     private static func fingerprint(of key: SymmetricKey) -> UInt32 {
         let mac = HMAC<SHA256>.authenticationCode(for: Array("DBCryptSeal key id".utf8), using: key)
         return mac.withUnsafeBytes { bytes in bytes.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } }
-    }
-}
-
-private func hexValue(_ digit: UInt8) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-    default: nil
     }
 }
 

@@ -18,8 +18,8 @@ public struct ServerEnvelope: Sendable {
     /// The additional data servers of this design authenticate by default.
     public static let defaultAdditionalData = Data("additional-data".utf8)
 
-    static let ivCount = 12
-    static let tagCount = 16
+    static let ivCount = AESGCMKey.nonceCount
+    static let tagCount = AESGCMKey.tagCount
 
     /// The AES-256 key (its id plays no part in the envelope).
     public let key: SealingKey

@@ -1,35 +1,4 @@
-import CPageCipher
-
-/// A hash function SQLCipher uses for its key derivation (PBKDF2) and its page HMACs.
-public enum CipherHash: String, Sendable, Hashable, CaseIterable {
-    /// SHA-1: SQLCipher 1 to 3.
-    case sha1 = "SHA1"
-    /// SHA-256: a custom setting only.
-    case sha256 = "SHA256"
-    /// SHA-512: SQLCipher 4.
-    case sha512 = "SHA512"
-
-    /// The digest's length in bytes.
-    public var digestSize: Int { Int(dbcrypt_page_hash_size(cValue)) }
-
-    var cValue: Int32 {
-        switch self {
-        case .sha1: Int32(DBCRYPT_PAGE_SHA1.rawValue)
-        case .sha256: Int32(DBCRYPT_PAGE_SHA256.rawValue)
-        case .sha512: Int32(DBCRYPT_PAGE_SHA512.rawValue)
-        }
-    }
-}
-
-/// How a page's number enters its HMAC (SQLCipher's `cipher_hmac_pgno`).
-public enum PageNumberEncoding: String, Sendable, Hashable {
-    /// Four bytes, least significant first: every SQLCipher's default.
-    case littleEndian = "le"
-    /// Four bytes, most significant first.
-    case bigEndian = "be"
-    /// The byte order of the machine that wrote the file (this machine's).
-    case native
-}
+import DBCryptCore
 
 /// The settings a SQLCipher file was written with: everything besides the
 /// key that reading it takes.
@@ -86,7 +55,7 @@ public struct CipherParameters: Sendable, Hashable, CustomStringConvertible {
     public static let standard: [CipherParameters] = [.sqlcipher4, .sqlcipher3, .sqlcipher2, .sqlcipher1]
 
     /// The page sizes SQLite allows.
-    public static let pageSizes = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+    public static let pageSizes = SQLiteHeader.pageSizes
 
     /// Bytes at the end of every page that hold its IV and HMAC: their sizes
     /// rounded up to a multiple of the AES block (80 for SQLCipher 4, 48 for 2 and 3, 16 for 1).
@@ -136,21 +105,21 @@ public struct CipherParameters: Sendable, Hashable, CustomStringConvertible {
 
     /// Refuses settings no SQLCipher writes.
     ///
-    /// - throws: ``SQLCipherFormatError/invalidParameters(_:)`` naming the setting.
+    /// - throws: ``CipherError/invalidSetting(name:reason:)`` naming the setting.
     public func validate() throws {
         guard Self.pageSizes.contains(pageSize) else {
-            throw SQLCipherFormatError.invalidParameters("the page size must be a power of two from 512 to 65536, not \(pageSize)")
+            throw CipherError.invalidSetting(name: "cipher_page_size", reason: "the page size must be a power of two from 512 to 65536, not \(pageSize)")
         }
         guard (1...Int(Int32.max)).contains(kdfIterations), (1...Int(Int32.max)).contains(hmacKDFIterations) else {
-            throw SQLCipherFormatError.invalidParameters("PBKDF2 iterations must be from 1 to \(Int32.max)")
+            throw CipherError.invalidSetting(name: "kdf_iter", reason: "PBKDF2 iterations must be from 1 to \(Int32.max)")
         }
         guard plaintextHeaderSize >= 0, plaintextHeaderSize % 16 == 0, plaintextHeaderSize <= 96 else {
-            throw SQLCipherFormatError.invalidParameters(
-                "the plaintext header size must be a multiple of 16 from 0 to 96, not \(plaintextHeaderSize)")
+            throw CipherError.invalidSetting(
+                name: "cipher_plaintext_header_size", reason: "the plaintext header size must be a multiple of 16 from 0 to 96, not \(plaintextHeaderSize)")
         }
         guard hmacHash != nil || plaintextHeaderSize <= 64 else {
-            throw SQLCipherFormatError.invalidParameters(
-                "without an HMAC, a plaintext header of \(plaintextHeaderSize) bytes leaves nothing that tells a wrong key: at most 64")
+            throw CipherError.invalidSetting(
+                name: "cipher_plaintext_header_size", reason: "without an HMAC, a plaintext header of \(plaintextHeaderSize) bytes leaves nothing that tells a wrong key: at most 64")
         }
     }
 }

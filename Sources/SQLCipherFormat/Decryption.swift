@@ -152,7 +152,7 @@ extension EncryptedDatabaseFile {
 /// them: frames up to the last commit frame before the checksum chain or the
 /// salts break, the latest frame of each page winning.
 struct CommittedLog {
-    let reader: FileReader
+    let reader: SourceFile
     /// Where each page's latest committed image starts in the log.
     let pages: [UInt32: Int64]
     /// The database's size in pages after the last commit.

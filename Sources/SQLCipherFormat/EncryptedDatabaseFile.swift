@@ -1,3 +1,5 @@
+import DBCryptCore
+
 /// A SQLCipher database file opened with its key, read without SQLCipher:
 /// its settings found (or given), its page keys derived once.
 ///
@@ -23,7 +25,7 @@ public final class EncryptedDatabaseFile {
     /// False when page 1 does not authenticate and page 2 vouched for the key instead.
     public let firstPageAuthenticates: Bool
 
-    let reader: FileReader
+    let reader: SourceFile
     let cipher: PageCipher
 
     /// Opens `path` with `key`.
@@ -34,11 +36,11 @@ public final class EncryptedDatabaseFile {
     /// - throws: ``SQLCipherFormatError``: `fileNotFound`, `cannotRead`,
     ///   `tooShort`, `notEncrypted` (a plaintext SQLite file), `saltNeeded`
     ///   (a plaintext header and no salt), `wrongKey` (no setting authenticates),
-    ///   `invalidParameters`, `invalidKey` (a salt not 16 bytes).
-    public init(path: String, key: FileKey, parameters: CipherParameters? = nil, salt: [UInt8]? = nil) throws {
+    ///   or ``CipherError`` for settings out of range or a salt not 16 bytes.
+    public init(path: String, key: DatabaseKey, parameters: CipherParameters? = nil, salt: [UInt8]? = nil) throws {
         try parameters?.validate()
-        if let salt, salt.count != 16 { throw SQLCipherFormatError.invalidKey("a salt is 16 bytes, not \(salt.count)") }
-        let reader = try FileReader(path: path)
+        if let salt, salt.count != 16 { throw CipherError.invalidKey(reason: "a salt is 16 bytes, not \(salt.count)") }
+        let reader = try SourceFile(path: path)
         guard reader.size >= 512 else { throw SQLCipherFormatError.tooShort(path: path, size: reader.size) }
         let start = try reader.read(2 * 65536, at: 0)
         let clearHeader = Array(start[0..<16]) == SQLiteHeader.magic
@@ -48,12 +50,11 @@ public final class EncryptedDatabaseFile {
             throw SQLCipherFormatError.saltNeeded(path: path)
         }
         let candidates = Self.candidates(given: parameters, clearHeader: clearHeader ? start : nil)
-        var keys: [String: Secret] = [:]  // encryption keys by KDF, each derived once
+        var keys: [String: SecretBytes] = [:]  // encryption keys by KDF, each derived once
         var secondPageMatch: PageCipher?
         for candidate in candidates {
             let kdf = "\(candidate.kdfHash) \(candidate.kdfIterations)"
-            let encryptionKey = try keys[kdf] ?? PageCipher.encryptionKey(
-                key, salt: fileSalt, kdfHash: candidate.kdfHash, iterations: candidate.kdfIterations)
+            let encryptionKey = try keys[kdf] ?? key.encryptionKey(salt: fileSalt, hash: candidate.kdfHash, iterations: candidate.kdfIterations)
             keys[kdf] = encryptionKey
             let cipher = try PageCipher(encryptionKey: encryptionKey, salt: fileSalt, parameters: candidate)
             if Self.firstPageMatches(start, cipher) {
@@ -78,7 +79,7 @@ public final class EncryptedDatabaseFile {
     /// header: its first bytes are SQLite's header in the clear, but what
     /// follows is not a plaintext database's. False when it cannot be read.
     public static func hasPlaintextHeader(at path: String) -> Bool {
-        guard let reader = try? FileReader(path: path), let start = try? reader.read(4096, at: 0) else { return false }
+        guard let reader = try? SourceFile(path: path), let start = try? reader.read(4096, at: 0) else { return false }
         return start.count >= 512 && Array(start[0..<16]) == SQLiteHeader.magic && !SQLiteHeader.isPlaintextDatabase(start)
     }
 

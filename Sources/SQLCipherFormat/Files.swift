@@ -1,62 +1,63 @@
+import DBCryptCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A file opened for reading with `pread`: nothing is read that is not asked for.
-final class FileReader {
-    let path: String
-    private let fd: Int32
-    /// The file's size in bytes when it was opened.
-    let size: Int64
+/// A file this library reads: the core's ``FileReader`` (which keeps the
+/// process's locks), with its errors as ``SQLCipherFormatError``.
+struct SourceFile {
+    private let file: FileReader
 
     /// Opens `path` read-only.
     ///
     /// - throws: ``SQLCipherFormatError/fileNotFound(path:)``, or
-    ///   ``SQLCipherFormatError/cannotRead(path:reason:)`` for a directory or an unreadable file.
+    ///   ``SQLCipherFormatError/cannotRead(path:reason:)`` for a directory, a
+    ///   device or an unreadable file.
     init(path: String) throws {
-        self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { throw SQLCipherFormatError.fileNotFound(path: path) }
-            throw SQLCipherFormatError.cannotRead(path: path, reason: String(cString: strerror(code)))
+        do {
+            file = try FileReader(path: path)
+        } catch {
+            throw SQLCipherFormatError(error)
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw SQLCipherFormatError.cannotRead(path: path, reason: "it is not a regular file")
-        }
-        self.fd = fd
-        self.size = Int64(info.st_size)
     }
 
-    deinit { close(fd) }
+    /// The path it was opened by.
+    var path: String { file.path }
+    /// The file's size in bytes when it was opened.
+    var size: Int64 { file.size }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at the end of the file.
     ///
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)`` on an I/O error.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let got = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw SQLCipherFormatError.cannotRead(path: path, reason: String(cString: strerror(errno)))
-            }
-            if got == 0 { break }
-            done += got
+        do {
+            return try file.read(into: buffer, at: offset)
+        } catch {
+            throw SQLCipherFormatError(error)
         }
-        return done
     }
 
     /// `count` bytes at `offset` (fewer at the end of the file).
+    ///
+    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)`` on an I/O error.
     func read(_ count: Int, at offset: Int64) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = try bytes.withUnsafeMutableBytes { try read(into: $0, at: offset) }
-        bytes.removeLast(count - got)
-        return bytes
+        do {
+            return try file.read(count, at: offset)
+        } catch {
+            throw SQLCipherFormatError(error)
+        }
+    }
+}
+
+extension SQLCipherFormatError {
+    /// A file that could not be opened or read, in this library's terms.
+    init(_ error: FileError) {
+        switch error {
+        case let .notFound(path): self = .fileNotFound(path: path)
+        default: self = .cannotRead(path: error.path, reason: error.reason)
+        }
     }
 }
 

@@ -15,7 +15,7 @@ extension EncryptedDatabaseFile {
     /// - throws: ``SQLCipherFormatError/unfinishedLog(path:)`` when the `-wal`
     ///   beside the file holds frames (checkpoint them first: a log must never
     ///   meet a file it was not written for); `damaged` naming the pages that do
-    ///   not authenticate; `invalidParameters`; `destinationExists`,
+    ///   not authenticate; `destinationExists`,
     ///   `cannotWrite`, `cannotRead`; `cancelled` when `progress` returns false.
     public func convertHeader(to output: String, plaintextHeaderSize: Int,
                               progress: ((Int, Int) -> Bool)? = nil) throws -> CipherParameters {

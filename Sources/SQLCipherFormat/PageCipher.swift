@@ -1,4 +1,5 @@
-import CPageCipher
+import CPrimitives
+import DBCryptCore
 
 /// One file's page keys and layout: authenticates, decrypts and encrypts
 /// its pages exactly as SQLCipher does (`sqlcipher_page_cipher`).
@@ -11,46 +12,41 @@ import CPageCipher
 final class PageCipher {
     let parameters: CipherParameters
     /// The AES key, kept for a copy of the file with other settings (a new plaintext header).
-    let encryptionKey: Secret
-    private let keys: OpaquePointer
+    let encryptionKey: SecretBytes
+    private let cipher: OpaquePointer
+    /// Nil for files with no HMAC (SQLCipher 1).
+    private let hmac: OpaquePointer?
 
     /// Keys for a file with `salt`: `encryptionKey` (32 bytes) for AES, and
     /// the HMAC key derived from it as SQLCipher does (PBKDF2 with the salt
     /// XOR the mask, 2 iterations).
     ///
-    /// - throws: ``SQLCipherFormatError/invalidParameters(_:)`` when OpenSSL cannot make the keys.
-    init(encryptionKey: Secret, salt: [UInt8], parameters: CipherParameters) throws {
+    /// - throws: ``CipherError/invalidSetting(name:reason:)`` when OpenSSL cannot make the keys.
+    init(encryptionKey: SecretBytes, salt: [UInt8], parameters: CipherParameters) throws {
         self.parameters = parameters
         self.encryptionKey = encryptionKey
         var hmacKey = [UInt8](repeating: 0, count: 32)
-        defer { hmacKey.withUnsafeMutableBytes { dbcrypt_page_wipe($0.baseAddress, $0.count) } }
+        defer { hmacKey.withUnsafeMutableBytes { dbcrypt_wipe($0.baseAddress, $0.count) } }
         let hmacSalt = salt.map { $0 ^ parameters.hmacSaltMask }
-        let made: OpaquePointer? = encryptionKey.withBytes { key in
-            if parameters.hmacHash != nil {
-                guard dbcrypt_page_pbkdf2(parameters.kdfHash.cValue, key.baseAddress, key.count, hmacSalt, hmacSalt.count,
-                                          UInt32(parameters.hmacKDFIterations), &hmacKey, hmacKey.count) == 1 else { return nil }
-            }
-            return dbcrypt_page_keys_new(key.baseAddress, parameters.hmacHash?.cValue ?? 0, hmacKey, hmacKey.count)
+        let cipher = encryptionKey.withUnsafeBytes { dbcrypt_cbc_key_new($0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
+        let hmac: OpaquePointer? = encryptionKey.withUnsafeBytes { key in
+            guard let hash = parameters.hmacHash,
+                  dbcrypt_pbkdf2(parameters.kdfHash.cValue, key.baseAddress, key.count, hmacSalt, hmacSalt.count,
+                                 UInt32(parameters.hmacKDFIterations), &hmacKey, hmacKey.count) == 1 else { return nil }
+            return dbcrypt_hmac_key_new(hash.cValue, hmacKey, hmacKey.count)
         }
-        guard let made else { throw SQLCipherFormatError.invalidParameters("OpenSSL could not set up these keys") }
-        keys = made
+        guard let cipher, hmac != nil || parameters.hmacHash == nil else {
+            dbcrypt_cbc_key_free(cipher)
+            dbcrypt_hmac_key_free(hmac)
+            throw CipherError.invalidSetting(name: "cipher", reason: "OpenSSL could not set up these keys")
+        }
+        self.cipher = cipher
+        self.hmac = hmac
     }
 
-    deinit { dbcrypt_page_keys_free(keys) }
-
-    /// The encryption key of `key` for a file with `salt`: a raw key as it
-    /// is, a passphrase through PBKDF2 with the file's KDF settings.
-    ///
-    /// - throws: ``SQLCipherFormatError/invalidParameters(_:)`` when PBKDF2 fails.
-    static func encryptionKey(_ key: FileKey, salt: [UInt8], kdfHash: CipherHash, iterations: Int) throws -> Secret {
-        if key.isRaw { return key.secret }
-        var derived = [UInt8](repeating: 0, count: 32)
-        defer { derived.withUnsafeMutableBytes { dbcrypt_page_wipe($0.baseAddress, $0.count) } }
-        let ok = key.secret.withBytes { pass in
-            dbcrypt_page_pbkdf2(kdfHash.cValue, pass.baseAddress, pass.count, salt, salt.count, UInt32(iterations), &derived, 32)
-        }
-        guard ok == 1 else { throw SQLCipherFormatError.invalidParameters("PBKDF2 failed") }
-        return Secret(derived)
+    deinit {
+        dbcrypt_cbc_key_free(cipher)
+        dbcrypt_hmac_key_free(hmac)
     }
 
     /// Where page `number`'s encrypted content begins.
@@ -62,13 +58,13 @@ final class PageCipher {
     /// Whether `page` (one whole page) is page `number` as written with these
     /// keys. Always false for files with no HMAC.
     func authenticates(_ page: UnsafeRawBufferPointer, number: UInt32) -> Bool {
-        guard let hash = parameters.hmacHash, page.count == parameters.pageSize else { return false }
+        guard let hash = parameters.hmacHash, let hmac, page.count == parameters.pageSize else { return false }
         let start = contentStart(number), ivEnd = parameters.contentEnd + 16
         var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         return withUnsafeMutableBytes(of: &mac) { mac in
             var pgno = pageNumberBytes(number)
-            guard dbcrypt_page_hmac(keys, page.baseAddress! + start, ivEnd - start, &pgno, mac.baseAddress) == 1 else { return false }
-            return dbcrypt_page_equal(mac.baseAddress, page.baseAddress! + ivEnd, hash.digestSize) == 1
+            dbcrypt_hmac(hmac, page.baseAddress! + start, ivEnd - start, &pgno, 4, mac.baseAddress)
+            return dbcrypt_equal(mac.baseAddress, page.baseAddress! + ivEnd, hash.digestSize) == 1
         }
     }
 
@@ -78,7 +74,7 @@ final class PageCipher {
     func decrypt(_ page: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
         let start = contentStart(number), end = parameters.contentEnd
         guard page.count == parameters.pageSize, out.count == parameters.pageSize else { return false }
-        guard dbcrypt_page_cbc(keys, 0, page.baseAddress! + end, page.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
+        guard dbcrypt_cbc(cipher, 0, page.baseAddress! + end, page.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
             return false
         }
         (out.baseAddress! + end).initializeMemory(as: UInt8.self, repeating: 0, count: parameters.reserveSize)
@@ -93,12 +89,13 @@ final class PageCipher {
         guard plain.count == parameters.pageSize, out.count == parameters.pageSize else { return false }
         var generator = SystemRandomNumberGenerator()
         for index in end..<parameters.pageSize { out[index] = generator.next() }
-        guard dbcrypt_page_cbc(keys, 1, out.baseAddress! + end, plain.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
+        guard dbcrypt_cbc(cipher, 1, out.baseAddress! + end, plain.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
             return false
         }
-        guard parameters.hmacHash != nil else { return true }
+        guard let hmac else { return true }
         var pgno = pageNumberBytes(number)
-        return dbcrypt_page_hmac(keys, out.baseAddress! + start, end + 16 - start, &pgno, out.baseAddress! + end + 16) == 1
+        dbcrypt_hmac(hmac, out.baseAddress! + start, end + 16 - start, &pgno, 4, out.baseAddress! + end + 16)
+        return true
     }
 
     private func pageNumberBytes(_ number: UInt32) -> (UInt8, UInt8, UInt8, UInt8) {

@@ -33,7 +33,7 @@ public struct SalvagedSchemaEntry: Sendable, Equatable {
 /// Table b-trees are walked from their roots; the rows of table leaves that
 /// no walk reached (their parent page was lost) are handed out as orphans.
 public final class PageScanner {
-    private let reader: FileReader
+    private let reader: SourceFile
     /// Bytes per page.
     public let pageSize: Int
     /// Bytes of each page that b-trees use (the page size less the reserve).
@@ -48,7 +48,7 @@ public final class PageScanner {
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``, or
     ///   ``SQLCipherFormatError/tooShort(path:size:)`` when page 1 holds no SQLite header.
     public init(path: String) throws {
-        reader = try FileReader(path: path)
+        reader = try SourceFile(path: path)
         let first = try reader.read(100, at: 0)
         guard let header = SQLiteHeader(first), header.reserve < header.pageSize - 480 else {
             throw SQLCipherFormatError.tooShort(path: path, size: reader.size)

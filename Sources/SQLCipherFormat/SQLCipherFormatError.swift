@@ -17,10 +17,6 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
     case saltNeeded(path: String)
     /// No page 1 or 2 authenticates with this key under the settings tried.
     case wrongKey(path: String, triedSettings: String)
-    /// The settings are not ones SQLCipher writes.
-    case invalidParameters(String)
-    /// The key is not of a form SQLCipher accepts.
-    case invalidKey(String)
     /// Pages do not authenticate, so the file cannot be converted or decrypted whole.
     case damaged(path: String, pages: [Int])
     /// The file has a `-wal` beside it with frames not yet in the database.
@@ -47,10 +43,6 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
             "\(path) keeps its first bytes in the clear (a plaintext header), so its salt is not in the file: give the salt, or a raw key with its salt."
         case let .wrongKey(path, tried):
             "No page of \(path) authenticates with this key (tried \(tried)): the key is wrong, the file was written with other settings (give them), or its salt (bytes 0-15) is damaged."
-        case let .invalidParameters(reason):
-            "Invalid cipher settings: \(reason)."
-        case let .invalidKey(reason):
-            "Invalid key: \(reason)."
         case let .damaged(path, pages):
             "\(path) has \(pages.count) page(s) that do not authenticate (\(Self.list(pages))): run a verification to see them all, or recover what authenticates."
         case let .unfinishedLog(path):

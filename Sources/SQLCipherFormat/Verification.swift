@@ -177,13 +177,12 @@ extension EncryptedDatabaseFile {
     ///
     /// - returns: how many frames authenticate, and the damage of those that do not.
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``,
-    ///   ``SQLCipherFormatError/invalidParameters(_:)``.
-    public static func authenticateLog(besideDatabaseAt databasePath: String, key: FileKey, salt: [UInt8],
+    ///   ``CipherError``.
+    public static func authenticateLog(besideDatabaseAt databasePath: String, key: DatabaseKey, salt: [UInt8],
                                        parameters: CipherParameters) throws -> (authenticated: Int, failing: [PageDamage]) {
         try parameters.validate()
         guard let log = try WriteAheadLog.beside(databasePath, pageSize: parameters.pageSize), log.headerIsValid else { return (0, []) }
-        let encryptionKey = try PageCipher.encryptionKey(key, salt: key.salt ?? salt, kdfHash: parameters.kdfHash,
-                                                         iterations: parameters.kdfIterations)
+        let encryptionKey = try key.encryptionKey(salt: key.salt ?? salt, hash: parameters.kdfHash, iterations: parameters.kdfIterations)
         let cipher = try PageCipher(encryptionKey: encryptionKey, salt: key.salt ?? salt, parameters: parameters)
         guard cipher.authenticates else { return (0, []) }
         var results: [(index: Int, damage: PageDamage?)] = []

@@ -21,7 +21,7 @@ struct WriteAheadLog {
     static let headerSize = 32
     static let frameHeaderSize = 24
 
-    let reader: FileReader
+    let reader: SourceFile
     let pageSize: Int
     /// Whether the header's magic, version, page size and checksum are SQLite's.
     let headerIsValid: Bool
@@ -37,9 +37,9 @@ struct WriteAheadLog {
     ///
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``.
     static func beside(_ databasePath: String, pageSize: Int) throws -> WriteAheadLog? {
-        let reader: FileReader
+        let reader: SourceFile
         do {
-            reader = try FileReader(path: databasePath + "-wal")
+            reader = try SourceFile(path: databasePath + "-wal")
         } catch SQLCipherFormatError.fileNotFound {
             return nil
         }
@@ -47,7 +47,7 @@ struct WriteAheadLog {
         return try WriteAheadLog(reader: reader, pageSize: pageSize)
     }
 
-    init(reader: FileReader, pageSize: Int) throws {
+    init(reader: SourceFile, pageSize: Int) throws {
         self.reader = reader
         self.pageSize = pageSize
         let header = try reader.read(Self.headerSize, at: 0)
@@ -206,9 +206,9 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)`` when the log cannot be read.
     public static func find(besideDatabaseAt databasePath: String) throws -> WriteAheadLogDamage? {
-        let reader: FileReader
+        let reader: SourceFile
         do {
-            reader = try FileReader(path: databasePath + "-wal")
+            reader = try SourceFile(path: databasePath + "-wal")
         } catch SQLCipherFormatError.fileNotFound {
             return nil
         }

@@ -47,10 +47,10 @@ struct Decrypt: ParsableCommand {
                     try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options)
                     try StandardStreams.print("Decrypted \(database) to \(output).")
                     return
-                } catch let error as DatabaseError where error.resultCode == 26 || Check.onlyThePageReaderOpens(error) {
+                } catch where (error as? DatabaseError)?.resultCode == 26 || Check.onlyThePageReaderOpens(error) {
                     // Perhaps settings the linked SQLCipher does not read: the
                     // page reader says. Its wrong key is the linked one's.
-                    linkedError = error.resultCode == 26 ? error : nil
+                    linkedError = (error as? DatabaseError).flatMap { $0.resultCode == 26 ? $0 : nil }
                 }
             }
             let file: EncryptedDatabaseFile

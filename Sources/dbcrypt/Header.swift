@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptCore
 import Foundation
 import SQLCipherFormat
 
@@ -60,15 +61,14 @@ struct Header: ParsableCommand {
                                                options: options, write: { newFile in
                 _ = try file.convertHeader(to: newFile, plaintextHeaderSize: plaintextHeader)
             }, check: { newFile in
-                let fileKey = databaseKey.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
                 var parameters = file.parameters
                 parameters.plaintextHeaderSize = plaintextHeader
-                let report = try EncryptedDatabaseFile(path: newFile, key: fileKey, parameters: parameters, salt: file.salt).verify()
+                let report = try EncryptedDatabaseFile(path: newFile, key: databaseKey, parameters: parameters, salt: file.salt).verify()
                 guard report.isIntact else {
                     throw DatabaseError.verificationFailed(path: newFile, reason: "\(report.damageCount) pages do not authenticate")
                 }
             })
-            let salt = file.salt.map { String(format: "%02x", $0) }.joined()
+            let salt = Hex.encode(file.salt)
             if plaintextHeader == 0 {
                 try StandardStreams.print("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
             } else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptCore
 import Foundation
 import SQLCipherFormat
 
@@ -66,9 +67,8 @@ struct PageFormatOptions: ParsableArguments {
     ///   to be a database is ``DatabaseError/wrongKeyOrNotADatabase(path:)``,
     ///   in the words every other command uses.
     func open(_ path: String, key: DatabaseKey, cipher: CipherOptions) throws -> EncryptedDatabaseFile {
-        let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
         do {
-            return try EncryptedDatabaseFile(path: path, key: fileKey, parameters: parameters(cipher), salt: saltValue)
+            return try EncryptedDatabaseFile(path: path, key: key, parameters: parameters(cipher), salt: saltValue)
         } catch SQLCipherFormatError.wrongKey, SQLCipherFormatError.tooShort {
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         }
@@ -94,12 +94,6 @@ func exitStatus(_ error: SQLCipherFormatError) -> Int32 {
 func saltBytes(_ text: String) -> [UInt8]? {
     var hex = Substring(text)
     if hex.hasPrefix("x'") && hex.hasSuffix("'") { hex = hex.dropFirst(2).dropLast() }
-    let digits = Array(hex.utf8)
-    guard digits.count == 32 else { return nil }
-    var bytes: [UInt8] = []
-    for index in stride(from: 0, to: 32, by: 2) {
-        guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-        bytes.append(byte)
-    }
-    return bytes
+    guard hex.utf8.count == 32 else { return nil }
+    return Hex.decode(Array(hex.utf8))
 }

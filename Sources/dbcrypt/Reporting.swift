@@ -29,6 +29,10 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as SQLCipherFormatError {
         printError(error.description)
         throw ExitCode(exitStatus(error))
+    } catch let error as CipherError {
+        // The library's advice names its own API; the command line has --salt.
+        printError(error.description.replacingOccurrences(of: "in CipherSettings.salt", with: "with --salt HEX"))
+        throw ExitCode(ExitStatus.failure)
     } catch let error as SealError {
         printError(error.description)
         switch error {
@@ -95,9 +99,6 @@ func commandLineDescription(_ error: DatabaseError) -> String {
         return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
     case let .hardLinked(path, links):
         return "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
-    case .invalidCipherSetting(name: "cipher_salt", _):
-        // The library's advice names its own API; the command line has --salt.
-        return error.description.replacingOccurrences(of: "in CipherSettings.salt", with: "with --salt HEX")
     default:
         return error.description
     }

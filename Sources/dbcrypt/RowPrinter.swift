@@ -1,4 +1,5 @@
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 /// Prints result rows as an aligned table, JSON or CSV.
@@ -45,7 +46,7 @@ private extension DatabaseValue {
         case let .integer(v): return String(v)
         case let .real(d): return String(d)
         case let .text(s): return s
-        case let .blob(d): return "x'" + d.prefix(16).map { String(format: "%02x", $0) }.joined() + (d.count > 16 ? "…'" : "'")
+        case let .blob(d): return "x'" + Hex.encode(d.prefix(16)) + (d.count > 16 ? "…'" : "'")
         }
     }
 

@@ -1,4 +1,4 @@
-import CSealCipher
+import CPrimitives
 import Crypto
 import CryptoExtras
 import Foundation
@@ -104,20 +104,20 @@ final class CipherPrimitivesTests: XCTestCase {
     /// a page the kernel wipes in the child).
     func testAForkedChildDrawsOtherNonces() throws {
         var first = [UInt8](repeating: 0, count: 12)
-        XCTAssertEqual(dbcrypt_random_nonce(&first), 1)  // the buffer is filled now
+        XCTAssertEqual(dbcrypt_random_bytes(&first, 12), 1)  // the buffer is filled now
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)
         let child = fork()
         if child == 0 {
             var nonce = [UInt8](repeating: 0, count: 12)
-            _ = dbcrypt_random_nonce(&nonce)
+            _ = dbcrypt_random_bytes(&nonce, 12)
             _ = write(fds[1], nonce, 12)
             _exit(0)
         }
         XCTAssertGreaterThan(child, 0)
         close(fds[1])
         var parent = [UInt8](repeating: 0, count: 12), fromChild = [UInt8](repeating: 0, count: 12)
-        XCTAssertEqual(dbcrypt_random_nonce(&parent), 1)
+        XCTAssertEqual(dbcrypt_random_bytes(&parent, 12), 1)
         XCTAssertEqual(read(fds[0], &fromChild, 12), 12)
         close(fds[0])
         var status: Int32 = 0

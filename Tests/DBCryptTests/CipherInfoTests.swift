@@ -88,7 +88,7 @@ final class CipherInfoTests: XCTestCase {
         var options = Database.Options()
         options.cipher.pageSize = 3000
         XCTAssertThrowsError(try Database(path: path, key: .passphrase("k"), options: options)) { error in
-            guard case .invalidCipherSetting(name: "cipher_page_size", _)? = error as? DatabaseError else {
+            guard case .invalidSetting(name: "cipher_page_size", _)? = error as? CipherError else {
                 return XCTFail("got \(error)")
             }
         }

@@ -19,9 +19,17 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
 
     /// Runs `body`, expects `expected`, and checks no file in the directory changed.
     private func assertRefused(_ expected: DatabaseError, line: UInt = #line, _ body: () throws -> Void) throws {
+        try assertRefusing(expected, line: line, body)
+    }
+
+    private func assertRefused(_ expected: CipherError, line: UInt = #line, _ body: () throws -> Void) throws {
+        try assertRefusing(expected, line: line, body)
+    }
+
+    private func assertRefusing<E: Error & Equatable>(_ expected: E, line: UInt, _ body: () throws -> Void) throws {
         let before = try contents()
         XCTAssertThrowsError(try body(), line: line) { error in
-            XCTAssertEqual(error as? DatabaseError, expected, line: line)
+            XCTAssertEqual(error as? E, expected, line: line)
         }
         XCTAssertEqual(try contents(), before, "a refused routine changed a file", line: line)
     }
@@ -86,7 +94,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
     }
 
     func testEmptyNewKeyIsRefused() throws {
-        try assertRefused(.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")) {
+        try assertRefused(CipherError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")) {
             try DatabaseEncryption.migrateInPlace(plain, key: .passphrase(""))
         }
     }

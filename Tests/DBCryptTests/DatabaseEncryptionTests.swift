@@ -45,7 +45,7 @@ final class DatabaseEncryptionTests: XCTestCase {
 
             try DatabaseEncryption.decrypt(source, key: key, to: destination)
 
-            XCTAssertEqual(try fileHeader(destination), FileFormat.sqliteMagic)
+            XCTAssertEqual(try fileHeader(destination), SQLiteHeader.magic)
             XCTAssertEqual(try EncryptionFixture.snapshot(destination), expected)
             let printed = try runPythonSQLite(destination, """
                 print(db.execute('SELECT count(*) FROM note').fetchone()[0])

@@ -15,10 +15,10 @@ final class DatabaseKeyTests: XCTestCase {
         let db = try Database(path: path, key: key)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('raw')")
         db.close()
-        XCTAssertNotEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        XCTAssertNotEqual(try fileHeader(path), SQLiteHeader.magic)
         XCTAssertEqual(try Database(path: path, key: key).fetchScalar(String.self, "SELECT x FROM t"), "raw")
         // The same key written in SQLCipher's text form opens it too.
-        let hex = rawBytes.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.encode(rawBytes)
         XCTAssertEqual(try Database(path: path, key: DatabaseKey(sqlcipherRawKey: "x'\(hex)'"))
             .fetchScalar(String.self, "SELECT x FROM t"), "raw")
         // Another raw key, or the hex digits taken as a passphrase, does not.
@@ -28,6 +28,23 @@ final class DatabaseKeyTests: XCTestCase {
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(hex)))
+    }
+
+    /// As in SQLCipher, a passphrase spelled `x'<hex>'` is that raw key: a
+    /// pool, whose readers open with a key derived once, opens with it too
+    /// (derived as a passphrase, it would be another key).
+    func testAPassphraseSpelledAsARawKeyIsThatRawKey() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("spelled.db").path
+        let hex = Hex.encode(rawBytes)
+        let spelled = DatabaseKey.passphrase("x'\(hex)'")
+        XCTAssertEqual(spelled.kind, .raw)
+        XCTAssertEqual(DatabaseKey.passphrase("X'\(hex.uppercased())\(Hex.encode(salt))'").kind, .rawWithSalt)
+        XCTAssertEqual(DatabaseKey.passphrase("x'\(hex)").kind, .passphrase)
+        let pool = try DatabasePool(path: path, key: spelled)
+        try pool.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT x FROM t") }, 1)
+        try pool.close()
+        XCTAssertEqual(try Database(path: path, key: DatabaseKey(rawKey: rawBytes)).fetchScalar(Int.self, "SELECT x FROM t"), 1)
     }
 
     func testRawKeyWithSaltUsesThatSalt() throws {
@@ -61,7 +78,7 @@ final class DatabaseKeyTests: XCTestCase {
         ]
         for make in cases {
             XCTAssertThrowsError(try make()) { error in
-                guard case .invalidKey? = error as? DatabaseError else { return XCTFail("got \(error)") }
+                guard case .invalidKey? = error as? CipherError else { return XCTFail("got \(error)") }
                 XCTAssertFalse("\(error)".contains("abab"))
                 XCTAssertFalse("\(error)".contains("zzzz"))
             }

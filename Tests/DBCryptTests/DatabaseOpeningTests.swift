@@ -30,7 +30,7 @@ final class DatabaseOpeningTests: XCTestCase {
         try db.execute("INSERT INTO t VALUES (?)", [String(repeating: marker, count: 50)])
         db.close()
 
-        XCTAssertNotEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        XCTAssertNotEqual(try fileHeader(path), SQLiteHeader.magic)
         XCTAssertFalse(try file(path, contains: marker))
         XCTAssertFalse(try file(path, contains: "CREATE TABLE"))
         XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
@@ -41,7 +41,7 @@ final class DatabaseOpeningTests: XCTestCase {
         try plain.execute("CREATE TABLE t(x TEXT)")
         try plain.execute("INSERT INTO t VALUES (?)", [marker])
         plain.close()
-        XCTAssertEqual(try fileHeader(plainPath), FileFormat.sqliteMagic)
+        XCTAssertEqual(try fileHeader(plainPath), SQLiteHeader.magic)
         XCTAssertTrue(try file(plainPath, contains: marker))
     }
 
@@ -61,7 +61,7 @@ final class DatabaseOpeningTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("not encrypted"))
         }
         // Nothing was written: the file is still plaintext and opens without a key.
-        XCTAssertEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        XCTAssertEqual(try fileHeader(path), SQLiteHeader.magic)
         XCTAssertNoThrow(try Database(path: path).fetchAll("SELECT * FROM t"))
     }
 
@@ -144,7 +144,7 @@ final class DatabaseOpeningTests: XCTestCase {
     func testEmptyKeyIsRefused() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("x.db").path
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(""))) { error in
-            guard case .invalidKey? = error as? DatabaseError else { return XCTFail("got \(error)") }
+            guard case .invalidKey? = error as? CipherError else { return XCTFail("got \(error)") }
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: path))
     }

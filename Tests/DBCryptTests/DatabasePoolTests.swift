@@ -1,6 +1,7 @@
-import CCipherProvider
+import CPrimitives
 import Dispatch
 import Foundation
+import Synchronization
 import XCTest
 @testable import DBCrypt
 
@@ -47,29 +48,52 @@ final class DatabasePoolTests: XCTestCase {
             options.cipher = cipher
             var configuration = DatabasePool.Configuration()
             configuration.maximumReaderCount = 5
-            let before = dbcrypt_provider_key_derivations()
+            let before = dbcrypt_key_derivations()
             let pool = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
             try pool.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
             try readAtOnce(pool, readers: 5)
-            XCTAssertEqual(dbcrypt_provider_key_derivations() - before, 1, "\(cipher.format): a new file")
+            XCTAssertEqual(dbcrypt_key_derivations() - before, 1, "\(cipher.format): a new file")
             // The counter counts DBCrypt's derivations; SQLCipher 4.x would
             // derive a passphrase itself: every reader has the raw key.
             XCTAssertEqual(pool.readerKeyKind, .rawWithSalt, "\(cipher.format): the readers' key")
             try pool.close()
 
-            let reopened = dbcrypt_provider_key_derivations()
+            let reopened = dbcrypt_key_derivations()
             let again = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
             try readAtOnce(again, readers: 5)
             try again.releaseMemory()
             try readAtOnce(again, readers: 5)
-            XCTAssertEqual(dbcrypt_provider_key_derivations() - reopened, 1, "\(cipher.format): an existing file")
+            XCTAssertEqual(dbcrypt_key_derivations() - reopened, 1, "\(cipher.format): an existing file")
             XCTAssertEqual(again.readerKeyKind, .rawWithSalt, "\(cipher.format): the readers' key")
         }
         // A SQLCipher 3 file opened with the default (SQLCipher 4) settings: one try each.
-        let before = dbcrypt_provider_key_derivations()
+        let before = dbcrypt_key_derivations()
         let pool = try DatabasePool(path: path, key: key)
         try readAtOnce(pool, readers: 2)
-        XCTAssertEqual(dbcrypt_provider_key_derivations() - before, 2)
+        XCTAssertEqual(dbcrypt_key_derivations() - before, 2)
+    }
+
+    /// A wrong passphrase costs one key derivation per format tried, however
+    /// the file is opened: DBCrypt derives it, once, on every engine.
+    func testAWrongPassphraseCostsOneDerivationPerFormatTried() throws {
+        try makePool().close()
+        let wrong = DatabaseKey.passphrase("not the pool's passphrase")
+        var oneFormat = Database.Options()
+        oneFormat.tryOtherFormat = false
+        let opens: [(String, Int, () throws -> Void)] = [
+            ("Database", 2, { _ = try Database(path: self.path, key: wrong) }),
+            ("DatabaseQueue", 2, { _ = try DatabaseQueue(path: self.path, key: wrong) }),
+            ("DatabasePool", 2, { _ = try DatabasePool(path: self.path, key: wrong) }),
+            ("Database, one format", 1, { _ = try Database(path: self.path, key: wrong, options: oneFormat) }),
+            ("DatabasePool, one format", 1, { _ = try DatabasePool(path: self.path, key: wrong, options: oneFormat) }),
+        ]
+        for (name, expected, open) in opens {
+            let before = dbcrypt_key_derivations()
+            XCTAssertThrowsError(try open(), name) { error in
+                XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path), name)
+            }
+            XCTAssertEqual(dbcrypt_key_derivations() - before, expected, name)
+        }
     }
 
     /// Runs `readers` reads that are all inside their closures at once:
@@ -147,20 +171,82 @@ final class DatabasePoolTests: XCTestCase {
         XCTAssertEqual(try pool.read(count), 0)
     }
 
+    /// Every call that would wait for the pool itself, from inside a read or
+    /// a write, with one reader or several, is an error, never a hang:
+    /// each runs on another thread that must finish within seconds.
     func testCallingThePoolFromItsOwnClosuresIsReported() throws {
-        let pool = try makePool()
-        XCTAssertThrowsError(try pool.read { _ in try pool.read { _ in 1 } }) { error in
-            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        for readers in [1, 4] {
+            let pool = try makePool(readers: readers)
+            let misuses: [(String, @Sendable (DatabasePool) throws -> Void)] = [
+                ("read", { pool in _ = try pool.read { _ in 1 } }),
+                ("write", { pool in _ = try pool.write { _ in 1 } }),
+                ("barrierWriteWithoutTransaction", { pool in _ = try pool.barrierWriteWithoutTransaction { _ in 1 } }),
+                ("changeKey", { pool in try pool.changeKey(to: .passphrase("another")) }),
+                ("close", { pool in try pool.close() }),
+            ]
+            let outerCalls: [(String, @Sendable (DatabasePool, () throws -> Void) throws -> Void)] = [
+                ("read", { pool, inner in try pool.read { _ in try inner() } }),
+                ("write", { pool, inner in try pool.write { _ in try inner() } }),
+            ]
+            for (outerName, outer) in outerCalls {
+                for (name, misuse) in misuses {
+                    let error = try finishing("\(name) inside a \(outerName), \(readers) reader(s)", pool) {
+                        var caught: Error?
+                        try outer(pool) {
+                            do { try misuse(pool) } catch { caught = error }
+                        }
+                        return caught
+                    }
+                    XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess, "\(name) inside a \(outerName), \(readers) reader(s)")
+                }
+            }
+            // concurrentRead from a read, and from a concurrent read's own closure, waits for a
+            // permit while it holds one: refused.
+            let refusals = Failures()
+            let done = DispatchSemaphore(value: 0)
+            _ = try finishing("concurrentRead inside a read, \(readers) reader(s)", pool) {
+                try pool.read { _ in
+                    pool.concurrentRead { result in
+                        if case let .failure(error) = result { refusals.add(error) }
+                        done.signal()
+                    }
+                }
+                return nil
+            }
+            try pool.writeWithoutTransaction { _ in
+                pool.concurrentRead { _ in
+                    pool.concurrentRead { result in
+                        if case let .failure(error) = result { refusals.add(error) }
+                        done.signal()
+                    }
+                }
+            }
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a refused concurrentRead never reported")
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a refused concurrentRead never reported")
+            XCTAssertEqual(refusals.all.count, 2)
+            for refusal in refusals.all { XCTAssertTrue(refusal.contains("concurrentRead must be called from inside one of the pool's write closures"), refusal) }
+            // The pool still works afterwards.
+            XCTAssertEqual(try pool.read(count), 0)
+            try pool.close()
         }
-        XCTAssertThrowsError(try pool.write { _ in try pool.read { _ in 1 } }) { error in
-            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+    }
+
+    /// Runs `body` on another thread and returns what it returns; throws
+    /// instead of waiting past 10 seconds (a hang), and then keeps `pool`
+    /// alive for good: closing it would wait for the hung call too.
+    private func finishing(_ name: String, _ pool: DatabasePool, _ body: @escaping @Sendable () throws -> Error?) throws -> Error? {
+        let result = Mutex<Result<Error?, Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let outcome = Result { try body() }
+            result.withLock { $0 = outcome }
+            finished.signal()
         }
-        XCTAssertThrowsError(try pool.read { _ in try pool.write { _ in 1 } }) { error in
-            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
+        guard finished.wait(timeout: .now() + 10) == .success else {
+            hungPools.withLock { $0.append(pool) }
+            throw Hang(name: name)
         }
-        XCTAssertThrowsError(try pool.write { _ in try pool.close() }) { error in
-            XCTAssertEqual(error as? DatabaseError, .reentrantQueueAccess)
-        }
+        return try result.withLock { $0! }.get()
     }
 
     func testAsyncReadsAndWrites() async throws {
@@ -401,3 +487,12 @@ private final class Failures: @unchecked Sendable {
         return errors
     }
 }
+
+/// A call that did not return: the test stops there.
+private struct Hang: Error, CustomStringConvertible {
+    let name: String
+    var description: String { "\(name) hangs" }
+}
+
+/// Pools with a hung call, never released (their closing would hang too).
+private let hungPools = Mutex<[DatabasePool]>([])

@@ -32,13 +32,13 @@ final class DatabaseRekeyTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("encrypt it"))
         }
         db.close()
-        XCTAssertEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        XCTAssertEqual(try fileHeader(path), SQLiteHeader.magic)
     }
 
     func testChangeKeyRefusesAnEmptyKey() throws {
         let db = try Database.inMemory(key: .passphrase("k"))
         XCTAssertThrowsError(try db.changeKey(to: .passphrase(""))) { error in
-            guard case .invalidKey? = error as? DatabaseError else { return XCTFail("got \(error)") }
+            guard case .invalidKey? = error as? CipherError else { return XCTFail("got \(error)") }
         }
     }
 }

@@ -17,7 +17,7 @@ final class NewFileKeyingTests: XCTestCase {
         let db = try Database(path: path, key: key)
         let header = try fileHeader(path)
         XCTAssertEqual(header.count, 16, "the salt is on disk before the first write")
-        XCTAssertNotEqual(header, FileFormat.sqliteMagic)
+        XCTAssertNotEqual(header, SQLiteHeader.magic)
         db.close()
         XCTAssertThrowsError(try Database(path: path, key: .passphrase("another key"))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))

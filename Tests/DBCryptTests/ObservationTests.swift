@@ -229,7 +229,7 @@ final class ObservationTests: XCTestCase {
         let first = try await values.next()
         XCTAssertEqual(first, 0)
         XCTAssertThrowsError(try pool.changeKey(to: .passphrase(""))) { error in
-            guard case DatabaseError.invalidKey = error else { return XCTFail("\(error)") }
+            guard case CipherError.invalidKey = error else { return XCTFail("\(error)") }
         }
         try await pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after a failed key change')") }
         let second = try await values.next(timeout: 5)

@@ -36,7 +36,7 @@ final class PlaintextHeaderTests: XCTestCase {
         try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
         let path = try makeHeaderDatabase()
         let start = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
-        XCTAssertEqual(Array(start), FileFormat.sqliteMagic)
+        XCTAssertEqual(Array(start), SQLiteHeader.magic)
         XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext, "a plaintext header with encrypted pages is not a plaintext database")
 
         // The header's size is found in the file; the salt is given.
@@ -60,7 +60,7 @@ final class PlaintextHeaderTests: XCTestCase {
         let path = try makeHeaderDatabase()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase))) { error in
-            guard case .invalidCipherSetting(name: "cipher_salt", let reason)? = error as? DatabaseError else { return XCTFail("\(error)") }
+            guard case .invalidSetting(name: "cipher_salt", let reason)? = error as? CipherError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("CipherSettings.salt"), reason)
         }
         XCTAssertThrowsError(try Database(path: path)) { error in
@@ -123,8 +123,8 @@ final class PlaintextHeaderTests: XCTestCase {
         let expected = try engineHasPlaintextHeaders ? "cipher_salt" : "cipher_plaintext_header_size"
         for (name, refusal) in refusals {
             XCTAssertThrowsError(try refusal(), name) { error in
-                switch error as? DatabaseError {
-                case .invalidCipherSetting(name: expected, _)?, .unsupportedCipherSetting(name: expected, _)?: break
+                switch error {
+                case CipherError.invalidSetting(name: expected, _), DatabaseError.unsupportedCipherSetting(name: expected, _): break
                 default: XCTFail("\(name): \(error)")
                 }
             }
@@ -189,7 +189,7 @@ final class PlaintextHeaderTests: XCTestCase {
         for settings in [CipherSettings(.sqlcipher4, plaintextHeaderSize: 20, salt: salt),
                          CipherSettings(.sqlcipher4, plaintextHeaderSize: 32, salt: [1, 2, 3])] {
             XCTAssertThrowsError(try settings.validate()) { error in
-                guard case .invalidCipherSetting? = error as? DatabaseError else { return XCTFail("\(error)") }
+                guard case .invalidSetting? = error as? CipherError else { return XCTFail("\(error)") }
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import DBCrypt
+import SQLCipherFormat
 
 /// The file locks another process sees while DBCrypt has a database open.
 /// POSIX drops every lock a process holds on a file when the process closes
@@ -53,5 +54,25 @@ final class ProcessLockTests: XCTestCase {
         XCTAssertTrue(complaint.contains("locked"), complaint)
         try pool.close()
         XCTAssertEqual(try shell(path, "PRAGMA journal_mode = DELETE;").status, 0)
+    }
+
+    /// The page reader and the format check read the file itself, during a
+    /// write transaction: their descriptors wait for the connection to close.
+    func testReadingTheFilesStartDuringAWriteKeepsTheWritersLock() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("reader.db").path
+        let queue = try DatabaseQueue(path: path, key: .passphrase(passphrase), options: options)
+        try queue.write { db in try db.execute("CREATE TABLE t(x)") }
+        try queue.write { db in
+            try db.execute("INSERT INTO t VALUES (1)")
+            XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
+            XCTAssertFalse(EncryptedDatabaseFile.hasPlaintextHeader(at: path))
+            let file = try EncryptedDatabaseFile(path: path, key: .passphrase(passphrase), parameters: .sqlcipher3)
+            XCTAssertTrue(try file.verify().isIntact)
+            let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
+            XCTAssertNotEqual(status, 0, "another process began a write during ours")
+            XCTAssertTrue(complaint.contains("locked"), complaint)
+        }
+        try queue.close()
+        XCTAssertEqual(try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;").status, 0)
     }
 }

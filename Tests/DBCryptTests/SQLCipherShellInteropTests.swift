@@ -23,7 +23,7 @@ final class SQLCipherShellInteropTests: XCTestCase {
             CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT);
             INSERT INTO t(name) VALUES ('from the shell'), ('second');
             """)
-        XCTAssertNotEqual(try fileHeader(path), FileFormat.sqliteMagic)
+        XCTAssertNotEqual(try fileHeader(path), SQLiteHeader.magic)
         // Tried as SQLCipher 4 first (the default), then as SQLCipher 3.
         let db = try Database(path: path, key: .passphrase(passphrase))
         XCTAssertEqual(db.cipher, .sqlcipher3)

@@ -60,7 +60,7 @@ final class PeerFileTests: XCTestCase {
     /// Reads `path` with the reader, checks every page, decrypts it, and
     /// compares what stock SQLite reads in the copy with the peer's rows.
     @discardableResult
-    private func assertDecryptsToPeerRows(_ path: String, _ rows: [String], key: FileKey = .passphrase(fixturePassphrase),
+    private func assertDecryptsToPeerRows(_ path: String, _ rows: [String], key: DatabaseKey = .passphrase(fixturePassphrase),
                                           parameters: CipherParameters? = nil, salt: [UInt8]? = nil,
                                           file: StaticString = #filePath, line: UInt = #line) throws -> EncryptedDatabaseFile {
         XCTAssertEqual(rows.count, 120, "the peer wrote no rows", file: file, line: line)

@@ -62,7 +62,7 @@ final class VerificationTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         for (settings, parameters) in [(CipherSettings.sqlcipher4, CipherParameters.sqlcipher4), (.sqlcipher3, .sqlcipher3)] {
             let path = try makeDatabase(self, settings, rows: 120, leavingFramesInLog: true)
-            let key = FileKey.passphrase(fixturePassphrase)
+            let key = DatabaseKey.passphrase(fixturePassphrase)
             let file = try EncryptedDatabaseFile(path: path, key: key)
             let clean = try file.verify()
             XCTAssertTrue(clean.isIntact, "\(clean.damage)")

@@ -1,6 +1,7 @@
 import CSQLCipher
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Concurrent access to one database in WAL mode: one writer connection
 /// behind a serial queue, and up to ``Configuration/maximumReaderCount``
@@ -69,10 +70,10 @@ public final class DatabasePool: @unchecked Sendable {
     private var tracker: ChangeTracker?
     /// Whether `tracker` is set, for threads other than the writer's (under `lock`).
     private var hooksInstalled = false
-    private let observations = ObservationCenter()
+    let observations = ObservationCenter()
     /// Notices other connections' commits for observations that ask;
     /// set once, at the end of `init`.
-    private var otherConnections: OtherConnectionsPoller!
+    private(set) var otherConnections: OtherConnectionsPoller!
     /// How many observations are registered, for tests.
     var observationCount: Int { observations.count }
     /// Whether some observation has other connections' commits checked for, for tests.
@@ -87,12 +88,15 @@ public final class DatabasePool: @unchecked Sendable {
     private var readerOptions: Database.Options
     /// The kind of key readers open with: `.rawWithSalt` when it was derived
     /// once (what tests check on engines whose derivations they cannot count).
-    var readerKeyKind: DatabaseKey.Kind? { lock.withLock { readerKey?.kind } }
+    var readerKeyKind: DatabaseKey.Kind? { lock.withLock { _ in readerKey?.kind } }
     /// One permit per reader that may read at once; a barrier takes them all.
     private let readerPermits: DispatchSemaphore
     private let maximumReaderCount: Int
-    private let lock = NSLock()
-    private var idleReaders: [Database] = []
+    /// Guards `readerKey`, `readerOptions`, `idleReaders`, `isClosed` and
+    /// `hooksInstalled`, which the pool's class holds (a `Database` is not
+    /// `Sendable`, so they are not moved into the lock's value).
+    private let lock = Mutex(())
+    private var idleReaders: [UncheckedDatabase] = []
     private var isClosed = false
     /// Copies the WAL into the file off the writer's thread; set once, at
     /// the end of `init` (internal for tests, which hold it).
@@ -110,18 +114,19 @@ public final class DatabasePool: @unchecked Sendable {
         configuration: Configuration = Configuration()
     ) throws {
         guard !options.readOnly else {
-            throw DatabaseError.invalidArguments(reason: "a pool writes; open a read-only database with a DatabaseQueue", sql: nil)
+            throw DatabaseError.misuse(reason: "a pool writes: open a read-only database with a DatabaseQueue")
         }
         guard configuration.maximumReaderCount >= 1 else {
-            throw DatabaseError.invalidArguments(reason: "a pool needs at least one reader", sql: nil)
+            throw DatabaseError.misuse(reason: "a pool needs at least one reader (maximumReaderCount)")
         }
         var writerOptions = options
         writerOptions.journalMode = .wal
-        let (writer, derivedKey) = try Self.openWriter(path: path, key: key, options: writerOptions)
+        // The writer derives a passphrase once; the readers open with what it opened with.
+        let writer = try Database(path: path, key: key, options: writerOptions)
         self.writer = writer
         self.writerOptions = writerOptions
         self.path = path
-        readerKey = derivedKey ?? key
+        readerKey = writer.keyForOtherConnections
         var readerOptions = options
         // A read-only connection cannot share the process's exclusive lock:
         // then readers are read-write connections that refuse writes.
@@ -147,49 +152,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// The connection the background checkpoints run on: a reader's key and
     /// settings, but not read-only (SQLite refuses a checkpoint to one).
     private func openCheckpointingConnection() throws -> Database {
-        lock.lock()
-        let (closed, key, readerOptions) = (isClosed, readerKey, self.readerOptions)
-        lock.unlock()
+        let (closed, key, readerOptions) = lock.withLock { _ in (isClosed, readerKey, self.readerOptions) }
         guard !closed else { throw DatabaseError.connectionClosed }
         var options = readerOptions
         options.readOnly = false
         options.queryOnly = false
         options.trace = nil
         return try Database(path: path, key: key, options: options)
-    }
-
-    /// Opens the writer, keyed with a key derived once when possible, and
-    /// returns that key for the readers.
-    private static func openWriter(path: String, key: DatabaseKey?, options: Database.Options) throws -> (Database, DatabaseKey?) {
-        guard let key else { return (try Database(path: path, options: options), nil) }
-        let library = try CipherInfo.linked()
-        try options.cipher.requireSalt(for: key, path: path, library: library)
-        if let salt = options.cipher.fileSalt(path, key: key) {
-            // An existing encrypted file: its salt, the configured format, then the other one.
-            for settings in [options.cipher, options.cipher.fallback] where library.formats.contains(settings.format) {
-                guard let derived = key.derived(salt: salt, settings) else { break }
-                var exact = options
-                exact.cipher = settings
-                exact.tryOtherFormat = false
-                do {
-                    return (try Database(path: path, key: derived, options: exact), derived)
-                } catch DatabaseError.wrongKeyOrNotADatabase {
-                    continue
-                }
-            }
-        } else if let derived = key.derivedForNewFile(options.cipher),
-                  FileSalt.isNewFile(path, create: options.create) {
-            // A new file gets this key's salt; if another connection gave it
-            // a header first, it is opened below as the existing file it is.
-            var exact = options
-            exact.tryOtherFormat = false
-            if let writer = try? Database(path: path, key: derived, options: exact) { return (writer, derived) }
-        }
-        // What the derivation could not open: the passphrase, and the key
-        // derived again from the salt the file has now.
-        let writer = try Database(path: path, key: key, options: options)
-        let settings = writer.cipher ?? options.cipher
-        return (writer, settings.fileSalt(path, key: key).flatMap { key.derived(salt: $0, settings) })
     }
 
     /// Checkpoints when SQLite would by itself (PASSIVE once the WAL holds
@@ -270,28 +239,21 @@ public final class DatabasePool: @unchecked Sendable {
         defer { readerPermits.signal() }
         let reader = try takeReader()
         defer { giveBack(reader) }
-        return try HeldQueues.holding(self) { try body(reader) }
+        return try HeldQueues.holding(self, as: .read) { try body(reader) }
     }
 
     private func takeReader() throws -> Database {
-        lock.lock()
-        if isClosed {
-            lock.unlock()
-            throw DatabaseError.connectionClosed
-        }
-        if let reader = idleReaders.popLast() {
-            lock.unlock()
-            return reader
-        }
-        let (key, options) = (readerKey, readerOptions)
-        lock.unlock()
-        return try Database(path: path, key: key, options: options)
+        let (closed, idle, key, options) = lock.withLock { _ in (isClosed, isClosed ? nil : idleReaders.popLast(), readerKey, readerOptions) }
+        guard !closed else { throw DatabaseError.connectionClosed }
+        return try idle.map(\.database) ?? Database(path: path, key: key, options: options)
     }
 
     private func giveBack(_ reader: Database) {
-        lock.lock()
-        defer { lock.unlock() }
-        if isClosed { reader.close() } else { idleReaders.append(reader) }
+        let closed = lock.withLock { _ in
+            if !isClosed { idleReaders.append(UncheckedDatabase(reader)) }
+            return isClosed
+        }
+        if closed { reader.close() }
     }
 
     /// From inside a write closure, outside a transaction: starts a read
@@ -311,11 +273,14 @@ public final class DatabasePool: @unchecked Sendable {
     public func concurrentRead(_ body: @escaping @Sendable (Result<Database, Error>) -> Void) {
         let reader: Database
         do {
-            guard HeldQueues.contains(self) else {
-                throw DatabaseError.invalidArguments(reason: "concurrentRead is called from inside one of the pool's write closures", sql: nil)
+            // From a read it would wait for a permit while holding one:
+            // with one reader, forever.
+            guard HeldQueues.role(of: self) == .write else {
+                throw DatabaseError.misuse(reason: "concurrentRead must be called from inside one of the pool's write closures (it was called "
+                    + (HeldQueues.contains(self) ? "from a read)" : "from outside the pool)"))
             }
             guard !writer.isInsideTransaction else {
-                throw DatabaseError.invalidArguments(reason: "concurrentRead is called outside a transaction, so that it sees what was committed", sql: nil)
+                throw DatabaseError.misuse(reason: "concurrentRead must be called outside a transaction, so that it reads what was committed")
             }
             readerPermits.wait()
             do {
@@ -342,7 +307,7 @@ public final class DatabasePool: @unchecked Sendable {
                 self.giveBack(box.database)
                 self.readerPermits.signal()
             }
-            HeldQueues.holding(self) { body(.success(box.database)) }
+            HeldQueues.holding(self, as: .read) { body(.success(box.database)) }
         }
     }
 
@@ -420,50 +385,22 @@ public final class DatabasePool: @unchecked Sendable {
 
     // MARK: - Observation
 
-    /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
-    /// new one after each commit that changed a table `fetch` read (commits
-    /// to other tables cost nothing). Each fetch runs on a reader, in one
-    /// read transaction, without holding up the writer.
-    /// The sequence ends when the task that iterates it is cancelled, and
-    /// throws what `fetch` throws.
-    ///
-    /// Commits made through other connections to the file (another process,
-    /// such as an app extension or the `dbcrypt` tool, or another queue or
-    /// pool in this one) are not seen by the hooks. With
-    /// `checkingOtherProcessesEvery`, the writer's `PRAGMA data_version` is
-    /// read at that interval while the observation lasts, and a change
-    /// fetches again: a value follows such a commit within the interval,
-    /// plus any write the writer is busy with, plus the fetch. Each check
-    /// costs a lock and a look at the WAL index or file header, and no
-    /// page read.
-    ///
-    /// ```swift
-    /// for try await count in pool.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
-    ///     print(count)
-    /// }
-    /// ```
+    /// The values of `fetch` as an `AsyncSequence`, each fetched on a reader in one read transaction, while writes go on:
+    /// see ``DatabaseReader/observe(checkingOtherProcessesEvery:_:)``.
     public func observe<T: Sendable>(
         checkingOtherProcessesEvery interval: Duration? = nil, _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error> {
-        observation(
-            center: observations, removingDuplicates: nil, poller: otherConnections, pollingEvery: interval,
-            prepare: prepareObservation
-        ) { [self] in try fetchRecordingTables(fetch) }
+        observing(fetch, every: interval, isDuplicate: nil)
     }
 
-    /// As ``observe(checkingOtherProcessesEvery:_:)``, and with
-    /// `removingDuplicates`, a value equal to the one delivered before it is
-    /// not delivered.
+    /// As ``observe(checkingOtherProcessesEvery:_:)``, without a value equal
+    /// to the one before it when `removingDuplicates` is true.
     public func observe<T: Sendable & Equatable>(
         removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration? = nil,
         _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error> {
-        var isDuplicate: (@Sendable (T, T) -> Bool)?
-        if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
-        return observation(
-            center: observations, removingDuplicates: isDuplicate, poller: otherConnections, pollingEvery: interval,
-            prepare: prepareObservation
-        ) { [self] in try fetchRecordingTables(fetch) }
+        let isDuplicate: (@Sendable (T, T) -> Bool)? = removingDuplicates ? { @Sendable (a: T, b: T) -> Bool in a == b } : nil
+        return observing(fetch, every: interval, isDuplicate: isDuplicate)
     }
 
     /// Installs the hooks on the writer, on its queue, then calls `then`;
@@ -471,10 +408,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// observation starts (and fetches on a reader) while a write runs.
     /// Cached statements are dropped first: SQLite consults the authorizer
     /// when it prepares.
-    private func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
-        lock.lock()
-        let installed = hooksInstalled
-        lock.unlock()
+    func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
+        let installed = lock.withLock { _ in hooksInstalled }
         guard !installed else { return then(nil) }
         writerQueue.async { [self] in
             do {
@@ -482,9 +417,7 @@ public final class DatabasePool: @unchecked Sendable {
                     guard !writer.isClosed else { throw DatabaseError.connectionClosed }
                     writer.clearStatementCache()
                     tracker = try ChangeTracker.install(on: writer.connection)
-                    lock.lock()
-                    hooksInstalled = true
-                    lock.unlock()
+                    lock.withLock { _ in hooksInstalled = true }
                 }
                 then(nil)
             } catch {
@@ -494,7 +427,7 @@ public final class DatabasePool: @unchecked Sendable {
     }
 
     /// Runs `fetch` on a reader in one read transaction, recording the tables it reads.
-    private func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
+    func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
         try withReader { (reader: Database) -> (T, Set<String>) in
             try reader.inReadSnapshot { (db: Database) -> (T, Set<String>) in try db.recordingTablesRead(fetch) }
         }
@@ -567,11 +500,11 @@ public final class DatabasePool: @unchecked Sendable {
                     var options = writerOptions
                     options.tryOtherFormat = false
                     options.cipher = cipher
-                    let (reopened, derived) = try Self.openWriter(path: path, key: key, options: options)
+                    let reopened = try Database(path: path, key: key, options: options)
                     try Self.keepTheWALBounded(reopened, checkpointer: checkpointer)
                     if tracker != nil { tracker = try ChangeTracker.install(on: reopened.connection) }
                     writer = reopened
-                    return derived
+                    return reopened.keyForOtherConnections
                 }
                 do {
                     try DatabaseEncryption.changeKey(path, from: currentKey, cipher: currentCipher, to: newKey, newCipher: newCipher)
@@ -580,21 +513,22 @@ public final class DatabasePool: @unchecked Sendable {
                     throw error
                 }
                 let derived = try reopenWriter(key: newKey, cipher: newCipher ?? currentCipher)
-                lock.lock()
-                readerKey = derived ?? newKey
-                readerOptions.cipher = writer.cipher ?? newCipher ?? currentCipher
-                lock.unlock()
+                let cipher = writer.cipher ?? newCipher ?? currentCipher
+                lock.withLock { _ in
+                    readerKey = derived ?? newKey
+                    readerOptions.cipher = cipher
+                }
             }
         }
     }
 
     /// Closes the readers no read is using.
     private func closeIdleReaders() {
-        lock.lock()
-        let idle = idleReaders
-        idleReaders.removeAll()
-        lock.unlock()
-        for reader in idle { reader.close() }
+        let idle = lock.withLock { _ in
+            defer { idleReaders.removeAll() }
+            return idleReaders
+        }
+        for reader in idle { reader.database.close() }
     }
 
     /// Closes the idle readers and the connection that checkpoints in the
@@ -618,9 +552,7 @@ public final class DatabasePool: @unchecked Sendable {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         writerQueue.sync {
             withNoReadOrCheckpoint(closingCheckpointer: true) {
-                lock.lock()
-                isClosed = true
-                lock.unlock()
+                lock.withLock { _ in isClosed = true }
                 closeIdleReaders()
                 writer.close()
             }
@@ -628,30 +560,9 @@ public final class DatabasePool: @unchecked Sendable {
     }
 }
 
-/// A reader handed to the thread that runs a concurrent read: one thread at a time.
+/// A reader the pool holds (idle, or handed to the thread that runs a
+/// concurrent read): used by one thread at a time.
 private struct UncheckedDatabase: @unchecked Sendable {
     let database: Database
     init(_ database: Database) { self.database = database }
-}
-
-/// The salt at the start of an encrypted file.
-enum FileSalt {
-    /// The first 16 bytes of the file at `path` when it is an encrypted
-    /// database with its salt in front (not plaintext, not empty, not
-    /// missing, no plaintext header); nil otherwise.
-    static func read(_ path: String) -> [UInt8]? {
-        guard let bytes = try? DatabaseFileStart.read(path, count: 16), bytes.count == 16,
-              bytes != FileFormat.sqliteMagic else { return nil }
-        return bytes
-    }
-
-    /// Whether opening `path` makes a new database: nothing there (and
-    /// creating allowed), or an empty file.
-    static func isNewFile(_ path: String, create: Bool) -> Bool {
-        switch try? FileFormat.detect(at: path) {
-        case .missing: create
-        case .empty: true
-        default: false
-        }
-    }
 }

@@ -54,10 +54,10 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// The connection's hooks, installed (on the queue) by the first
     /// observation: until then writes pay nothing for observation.
     private var tracker: ChangeTracker?
-    private let observations = ObservationCenter()
+    let observations = ObservationCenter()
     /// Notices other connections' commits for observations that ask;
     /// set once, at the end of `init`.
-    private var otherConnections: OtherConnectionsPoller!
+    private(set) var otherConnections: OtherConnectionsPoller!
     /// How many observations are registered, for tests.
     var observationCount: Int { observations.count }
     /// Whether some observation has other connections' commits checked for, for tests.
@@ -65,55 +65,27 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     // MARK: - Observation
 
-    /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
-    /// new one after each commit that changed a table `fetch` read (commits
-    /// to other tables cost nothing). Each fetch runs on the queue, in one
-    /// read transaction.
-    /// The sequence ends when the task that iterates it is cancelled, and
-    /// throws what `fetch` throws.
-    ///
-    /// Commits made through other connections to the file (another process,
-    /// such as an app extension or the `dbcrypt` tool, or another queue or
-    /// pool in this one) are not seen by the hooks. With
-    /// `checkingOtherProcessesEvery`, the writer's `PRAGMA data_version` is
-    /// read at that interval while the observation lasts, and a change
-    /// fetches again: a value follows such a commit within the interval,
-    /// plus any write the writer is busy with, plus the fetch. Each check
-    /// costs a lock and a look at the WAL index or file header, and no
-    /// page read.
-    ///
-    /// ```swift
-    /// for try await count in queue.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
-    ///     print(count)
-    /// }
-    /// ```
+    /// The values of `fetch` as an `AsyncSequence`, each fetched on the queue in one read transaction:
+    /// see ``DatabaseReader/observe(checkingOtherProcessesEvery:_:)``.
     public func observe<T: Sendable>(
         checkingOtherProcessesEvery interval: Duration? = nil, _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error> {
-        observation(
-            center: observations, removingDuplicates: nil, poller: otherConnections, pollingEvery: interval,
-            prepare: prepareObservation
-        ) { [self] in try fetchRecordingTables(fetch) }
+        observing(fetch, every: interval, isDuplicate: nil)
     }
 
-    /// As ``observe(checkingOtherProcessesEvery:_:)``, and with
-    /// `removingDuplicates`, a value equal to the one delivered before it is
-    /// not delivered.
+    /// As ``observe(checkingOtherProcessesEvery:_:)``, without a value equal
+    /// to the one before it when `removingDuplicates` is true.
     public func observe<T: Sendable & Equatable>(
         removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration? = nil,
         _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error> {
-        var isDuplicate: (@Sendable (T, T) -> Bool)?
-        if removingDuplicates { isDuplicate = { @Sendable (a: T, b: T) -> Bool in a == b } }
-        return observation(
-            center: observations, removingDuplicates: isDuplicate, poller: otherConnections, pollingEvery: interval,
-            prepare: prepareObservation
-        ) { [self] in try fetchRecordingTables(fetch) }
+        let isDuplicate: (@Sendable (T, T) -> Bool)? = removingDuplicates ? { @Sendable (a: T, b: T) -> Bool in a == b } : nil
+        return observing(fetch, every: interval, isDuplicate: isDuplicate)
     }
 
     /// Installs the hooks on the queue, then calls `then`. Cached statements
     /// are dropped first: SQLite consults the authorizer when it prepares.
-    private func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
+    func prepareObservation(then: @escaping @Sendable (Error?) -> Void) {
         queue.async { [self] in
             do {
                 if tracker == nil {
@@ -128,7 +100,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     }
 
     /// Runs `fetch` on the queue in one read transaction, recording the tables it reads.
-    private func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
+    func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         return try queue.sync {
             try run { (db: Database) -> (T, Set<String>) in

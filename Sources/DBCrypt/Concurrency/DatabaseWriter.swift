@@ -27,10 +27,27 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// - throws: see ``read(_:)-(((Database)->T))``.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 
-    /// The values of `fetch` as an `AsyncSequence`: the first at once, then
-    /// one after each commit that changed a table `fetch` read; with
-    /// `checkingOtherProcessesEvery`, other connections' commits too. See
-    /// ``DatabasePool/observe(checkingOtherProcessesEvery:_:)``.
+    /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
+    /// new one after each commit that changed a table `fetch` read (commits
+    /// to other tables cost nothing). Each fetch runs in one read
+    /// transaction. The sequence ends when the task that iterates it is
+    /// cancelled, and throws what `fetch` throws.
+    ///
+    /// Commits made through other connections to the file (another process,
+    /// such as an app extension or the `dbcrypt` tool, or another queue or
+    /// pool in this one) are not seen by the hooks. With
+    /// `checkingOtherProcessesEvery`, the writer's `PRAGMA data_version` is
+    /// read at that interval while the observation lasts, and a change
+    /// fetches again: a value follows such a commit within the interval,
+    /// plus any write the writer is busy with, plus the fetch. Each check
+    /// costs a lock and a look at the WAL index or file header, and no
+    /// page read.
+    ///
+    /// ```swift
+    /// for try await count in pool.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
+    ///     print(count)
+    /// }
+    /// ```
     func observe<T: Sendable>(
         checkingOtherProcessesEvery interval: Duration?, _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error>
@@ -71,5 +88,30 @@ public protocol DatabaseWriter: DatabaseReader {
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 }
 
-extension DatabaseQueue: DatabaseWriter {}
-extension DatabasePool: DatabaseWriter {}
+extension DatabaseQueue: DatabaseWriter, ObservationHost {}
+extension DatabasePool: DatabaseWriter, ObservationHost {}
+
+/// What a queue and a pool each provide so that `observe` is written once.
+protocol ObservationHost: AnyObject, Sendable {
+    /// The observations, and the commits they hear about.
+    var observations: ObservationCenter { get }
+    /// Notices other connections' commits for observations that ask.
+    var otherConnections: OtherConnectionsPoller! { get }
+    /// Makes the writer report its commits, then calls `then`.
+    func prepareObservation(then: @escaping @Sendable (Error?) -> Void)
+    /// Runs `fetch` in one read transaction, recording the tables it reads.
+    func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>)
+}
+
+extension ObservationHost {
+    /// The observation behind both `observe` methods: `isDuplicate` tells a
+    /// value not to deliver after the one before it.
+    func observing<T: Sendable>(
+        _ fetch: @escaping @Sendable (Database) throws -> T, every interval: Duration?, isDuplicate: (@Sendable (T, T) -> Bool)?
+    ) -> AsyncThrowingStream<T, Error> {
+        observation(
+            center: observations, removingDuplicates: isDuplicate, poller: otherConnections, pollingEvery: interval,
+            prepare: { [self] then in prepareObservation(then: then) }
+        ) { [self] in try fetchRecordingTables(fetch) }
+    }
+}

@@ -4,15 +4,24 @@ import Glibc
 import Darwin
 #endif
 
-/// The database queues whose closures are running on the current thread,
-/// outermost first: what tells a re-entrant call (`a { b { a { } } }`, which
-/// would wait on itself forever) from a call that may wait. Dispatch's
-/// queue-specific values only see the innermost queue, so this is a
-/// thread-local list of its own.
+/// The database queues and pools whose closures are running on the current
+/// thread, outermost first, each with whether the closure reads or writes:
+/// what tells a re-entrant call (`a { b { a { } } }`, which would wait on
+/// itself forever) from a call that may wait. Dispatch's queue-specific
+/// values only see the innermost queue, so this is a thread-local list of
+/// its own.
 enum HeldQueues {
+    /// What a closure was given its connection for.
+    enum Role {
+        /// A read: a pool's reader, or a queue's connection in a read.
+        case read
+        /// A write, or a queue's connection in any closure that may write.
+        case write
+    }
+
     /// The current thread's list, boxed so a pthread key can hold it.
     private final class List {
-        var queues: [ObjectIdentifier] = []
+        var queues: [(queue: ObjectIdentifier, role: Role)] = []
     }
 
     private static let key: pthread_key_t = {
@@ -34,13 +43,18 @@ enum HeldQueues {
 
     /// Whether a closure of `queue` is running on this thread, at any depth.
     static func contains(_ queue: AnyObject) -> Bool {
-        current.queues.contains(ObjectIdentifier(queue))
+        current.queues.contains { $0.queue == ObjectIdentifier(queue) }
     }
 
-    /// Runs `body` with `queue` recorded as held by this thread.
-    static func holding<T>(_ queue: AnyObject, _ body: () throws -> T) rethrows -> T {
+    /// What the closure of `queue` running on this thread does, or nil when none runs.
+    static func role(of queue: AnyObject) -> Role? {
+        current.queues.last { $0.queue == ObjectIdentifier(queue) }?.role
+    }
+
+    /// Runs `body` with `queue` recorded as held by this thread for `role`.
+    static func holding<T>(_ queue: AnyObject, as role: Role = .write, _ body: () throws -> T) rethrows -> T {
         let list = current
-        list.queues.append(ObjectIdentifier(queue))
+        list.queues.append((ObjectIdentifier(queue), role))
         defer { list.queues.removeLast() }
         return try body()
     }

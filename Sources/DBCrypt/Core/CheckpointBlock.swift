@@ -1,5 +1,5 @@
 import CSQLCipher
-import Foundation
+import Synchronization
 
 /// Closes a connection without the checkpoint SQLite runs when the last
 /// connection to a WAL database closes.
@@ -56,24 +56,19 @@ enum CheckpointBlock {
 /// The connections that met a page that does not decrypt or is malformed
 /// (SQLITE_NOTADB, SQLITE_CORRUPT): their WAL may be another database's or
 /// damaged, so they close without checkpointing it into the file.
-final class DamagedConnections: @unchecked Sendable {
-    // @unchecked: `handles` is touched under `lock` only.
+final class DamagedConnections: Sendable {
     static let shared = DamagedConnections()
-    private var handles: Set<UnsafeMutableRawPointer> = []
-    private let lock = NSLock()
+    /// The addresses of the handles that met damage.
+    private let handles = Mutex<Set<Int>>([])
 
     /// Notes that `handle` met `code`, when it is damage.
     func note(_ handle: OpaquePointer, code: Int32) {
         guard code & 0xFF == SQLITE_NOTADB || code & 0xFF == SQLITE_CORRUPT else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        handles.insert(UnsafeMutableRawPointer(handle))
+        handles.withLock { _ = $0.insert(Int(bitPattern: handle)) }
     }
 
     /// Whether `handle` met damage; forgets it (the handle is closing).
     func remove(_ handle: OpaquePointer) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return handles.remove(UnsafeMutableRawPointer(handle)) != nil
+        handles.withLock { $0.remove(Int(bitPattern: handle)) != nil }
     }
 }

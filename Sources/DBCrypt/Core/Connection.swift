@@ -19,14 +19,14 @@ final class Connection {
     var walHookContext: AnyObject?
     /// The file this connection holds for its process, recorded in
     /// ``OpenFiles/exclusive`` until it closes.
-    var exclusiveFile: OpenFiles.ID? {
+    var exclusiveFile: FileIdentity? {
         didSet { if let exclusiveFile { OpenFiles.exclusive.add(exclusiveFile) } }
     }
     /// The database file this connection opened, recorded in
     /// ``OpenFiles/all`` (by the opener, before the file was opened) until
     /// this object is gone: every statement holds it, so SQLite's real
     /// close, which `sqlite3_close_v2` defers to the last statement, is done.
-    var openFile: OpenFiles.ID?
+    var openFile: FileIdentity?
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
     private var internalStatements: [String: OpaquePointer] = [:]

@@ -119,11 +119,11 @@ extension Database {
     /// The argument count as SQLite takes it, after checking the name and count.
     private static func checkFunction(_ name: String, _ argumentCount: Int?) throws -> Int32 {
         guard !name.isEmpty, name.utf8.count <= 255, !name.utf8.contains(0) else {
-            throw DatabaseError.invalidArguments(reason: "a function or collation name has 1 to 255 bytes and no NUL", sql: nil)
+            throw DatabaseError.misuse(reason: "a function or collation name has 1 to 255 bytes and no NUL")
         }
         guard let argumentCount else { return -1 }
         guard (0...127).contains(argumentCount) else {
-            throw DatabaseError.invalidArguments(reason: "a function takes 0 to 127 arguments, or any number (nil)", sql: nil)
+            throw DatabaseError.misuse(reason: "a function takes 0 to 127 arguments, or any number (nil)")
         }
         return Int32(argumentCount)
     }

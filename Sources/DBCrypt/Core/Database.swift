@@ -22,6 +22,10 @@ public final class Database {
     /// The cipher settings that opened the database (after trying the other
     /// standard format when the configured one did not); nil for a plaintext one.
     public let cipher: CipherSettings?
+    /// The key this connection opened the file with: a passphrase derived
+    /// once, as a raw key with the file's salt, opens further connections to
+    /// the same file at no derivation cost (a pool's readers). Nil without a key.
+    let keyForOtherConnections: DatabaseKey?
     /// Whether the connection was opened with a key.
     public var isEncrypted: Bool { cipher != nil }
     /// The options' ``Options/userInfo``, handed to the decoders of records
@@ -57,13 +61,13 @@ public final class Database {
     ///   mode, or any that has it open in WAL mode); ``DatabaseError/invalidArguments(reason:sql:)`` for
     ///   `exclusiveToThisProcess` on a read-only connection, or without it on a file
     ///   this process holds with it; ``DatabaseError/permissionDenied(path:)``
-    ///   for it on a file that cannot be written; ``DatabaseError/invalidKey(reason:)``;
+    ///   for it on a file that cannot be written; ``CipherError/invalidKey(reason:)``;
     ///   ``DatabaseError/notSQLCipher(sqliteVersion:)``;
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``.
     public init(path: String, key: DatabaseKey? = nil, options: Options = Options()) throws {
         let library = try CipherInfo.linked()
         if let key, key.isEmpty {
-            throw DatabaseError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
+            throw CipherError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
         }
         if options.exclusiveToThisProcess && options.readOnly {
             throw DatabaseError.invalidArguments(
@@ -71,7 +75,7 @@ public final class Database {
         }
         // Settings this engine cannot apply are refused before any file is made.
         if key != nil { _ = try options.cipher.pragmas(on: library) }
-        var opened: (Connection, CipherSettings)
+        var opened: (connection: Connection, settings: CipherSettings, key: DatabaseKey?)
         do {
             opened = try Self.open(path: path, key: key, options: options, library: library)
         } catch is NewFileCreatedMeanwhile {
@@ -84,7 +88,7 @@ public final class Database {
                 throw DatabaseError.wrongKeyOrNotADatabase(path: path)
             }
         }
-        let (connection, settings) = opened
+        let (connection, settings) = (opened.connection, opened.settings)
         if options.journalMode != .default {
             try connection.run("PRAGMA journal_mode = \(options.journalMode.rawValue)")
         }
@@ -93,16 +97,19 @@ public final class Database {
 
         self.path = path
         self.cipher = key == nil ? nil : settings
+        keyForOtherConnections = opened.key
         self.connection = connection
         userInfo = options.userInfo
         statementCache = StatementCache(capacity: options.statementCacheCapacity)
     }
 
     /// Looks at the file, then opens, keys and checks a connection: with the
-    /// configured settings, then the other standard format's.
+    /// configured settings, then the other standard format's, a passphrase
+    /// derived once for each (``OpeningKeys``). Returns the connection, the
+    /// settings that opened it, and the key it was opened with.
     private static func open(
         path: String, key: DatabaseKey?, options: Options, library: CipherInfo
-    ) throws -> (Connection, CipherSettings) {
+    ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {
         var options = options
         var isExistingEncryptedFile = false
         var isNewFile = false
@@ -143,17 +150,27 @@ public final class Database {
                 try WriteAheadLogFile.requireIntact(besideDatabaseAt: path)
             }
         }
+        var keys = key.map { OpeningKeys($0, path: path) }
         if options.readsFileAlone {
             var readOnly = options
             readOnly.readOnly = true
-            return (try connect(path: path, key: key, settings: options.cipher, options: readOnly, library: library,
-                                writesHeader: false, ignoringLog: true), options.cipher)
+            let keyForFile = keys?.existing(options.cipher)
+            return (try connect(path: path, key: keyForFile, settings: options.cipher, options: readOnly, library: library,
+                                writesHeader: false, ignoringLog: true), options.cipher, keyForFile)
         }
-        if let key, isExistingEncryptedFile, hasLog, !isLive {
-            return try openBesideLog(path: path, key: key, options: options, library: library)
+        if var keys, isExistingEncryptedFile, hasLog, !isLive {
+            return try openBesideLog(path: path, keys: &keys, options: options, library: library)
         }
-        return try openTryingFormats(path: path, key: key, options: options, library: library, isNewFile: isNewFile,
+        return try openTryingFormats(path: path, keys: &keys, options: options, library: library, isNewFile: isNewFile,
                                      isExistingEncryptedFile: isExistingEncryptedFile, isPlaintextFile: isPlaintextFile)
+    }
+
+    /// The settings an existing encrypted file is tried with: the configured
+    /// ones, then, unless asked not to, the other standard format's.
+    private static func settingsToTry(_ options: Options, library: CipherInfo) -> [CipherSettings] {
+        var tried = [options.cipher]
+        if options.tryOtherFormat && library.formats.contains(options.cipher.format.other) { tried.append(options.cipher.fallback) }
+        return tried
     }
 
     /// Opens an encrypted file with a `-wal` beside it. The key is first
@@ -165,24 +182,14 @@ public final class Database {
     /// does not open alone opens with the log when the log's frames
     /// authenticate with the key.
     private static func openBesideLog(
-        path: String, key: DatabaseKey, options: Options, library: CipherInfo
-    ) throws -> (Connection, CipherSettings) {
-        var tried = [options.cipher]
-        if options.tryOtherFormat && library.formats.contains(options.cipher.format.other) { tried.append(options.cipher.fallback) }
+        path: String, keys: inout OpeningKeys, options: Options, library: CipherInfo
+    ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {
+        let tried = settingsToTry(options, library: library)
         var readOnly = options
         readOnly.readOnly = true
-        // A passphrase derived once per format serves every connection (with
-        // DBCrypt's provider), derived when that format is first tried.
-        var derived: [CipherSettings.Format: DatabaseKey] = [:]
-        func keyFor(_ settings: CipherSettings) -> DatabaseKey {
-            if let known = derived[settings.format] { return known }
-            let made = settings.fileSalt(path, key: key).flatMap { key.derived(salt: $0, settings) } ?? key
-            derived[settings.format] = made
-            return made
-        }
         var fileAloneDamage: DatabaseError?
         for settings in tried {
-            let keyForFile = keyFor(settings)
+            let keyForFile = keys.existing(settings)
             do {
                 try connect(path: path, key: keyForFile, settings: settings, options: readOnly, library: library,
                             writesHeader: false, ignoringLog: true).close()
@@ -197,7 +204,7 @@ public final class Database {
             exact.cipher = settings
             do {
                 return (try connect(path: path, key: keyForFile, settings: settings, options: exact, library: library, writesHeader: false),
-                        settings)
+                        settings, keyForFile)
             } catch DatabaseError.wrongKeyOrNotADatabase(path) {
                 throw DatabaseError.writeAheadLogDoesNotDecrypt(path: path)
             }
@@ -205,12 +212,13 @@ public final class Database {
         // The file alone does not open, but its log may say the key is
         // right: page 1 torn by a power loss mid-checkpoint, which the log
         // repairs, or a checkpoint of another process read half done.
-        for settings in tried where WriteAheadLogFile.keyOpensLog(besideDatabaseAt: path, key: keyFor(settings), settings: settings) {
+        for settings in tried where WriteAheadLogFile.keyOpensLog(besideDatabaseAt: path, key: keys.existing(settings), settings: settings) {
             var exact = options
             exact.cipher = settings
+            let keyForFile = keys.existing(settings)
             do {
-                return (try connect(path: path, key: keyFor(settings), settings: settings, options: exact, library: library,
-                                    writesHeader: false), settings)
+                return (try connect(path: path, key: keyForFile, settings: settings, options: exact, library: library,
+                                    writesHeader: false), settings, keyForFile)
             } catch DatabaseError.wrongKeyOrNotADatabase(path) {
                 // The log vouched for the key: the file's first page is damaged.
                 throw fileAloneDamage ?? DatabaseError.damaged(
@@ -220,28 +228,35 @@ public final class Database {
         throw fileAloneDamage ?? DatabaseError.wrongKeyOrNotADatabase(path: path)
     }
 
-    /// Opens, keys and checks a connection with the configured settings,
-    /// then with the other standard format's.
+    /// Opens, keys and checks a connection: a new file with the configured
+    /// settings; an existing one with each of ``settingsToTry(_:library:)``
+    /// in turn, on a fresh connection each (a connection whose first read
+    /// failed cannot be re-keyed).
     private static func openTryingFormats(
-        path: String, key: DatabaseKey?, options: Options, library: CipherInfo,
+        path: String, keys: inout OpeningKeys?, options: Options, library: CipherInfo,
         isNewFile: Bool, isExistingEncryptedFile: Bool, isPlaintextFile: Bool
-    ) throws -> (Connection, CipherSettings) {
-        do {
-            let connection = try connect(path: path, key: key, settings: options.cipher, options: options,
-                                         library: library, writesHeader: isNewFile)
-            return (connection, options.cipher)
-        } catch DatabaseError.wrongKeyOrNotADatabase(path) where isPlaintextFile {
-            // No key is involved: the file starts as a SQLite database does and is not one.
-            throw DatabaseError.damaged(path: path, reason: "it starts as a SQLite database does, but its header is not valid")
-        } catch DatabaseError.wrongKeyOrNotADatabase(path) where isExistingEncryptedFile && options.tryOtherFormat
-            && library.formats.contains(options.cipher.format.other) {
-            // The other standard format, on a fresh connection: a connection
-            // whose first read failed cannot be re-keyed.
-            let settings = options.cipher.fallback
-            let connection = try connect(path: path, key: key, settings: settings, options: options,
-                                         library: library, writesHeader: false)
-            return (connection, settings)
+    ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {
+        guard isExistingEncryptedFile, keys != nil else {
+            let keyForFile = isNewFile ? keys?.new(options.cipher) : keys?.given
+            do {
+                return (try connect(path: path, key: keyForFile, settings: options.cipher, options: options, library: library,
+                                    writesHeader: isNewFile), options.cipher, keyForFile)
+            } catch DatabaseError.wrongKeyOrNotADatabase(path) where isPlaintextFile {
+                // No key is involved: the file starts as a SQLite database does and is not one.
+                throw DatabaseError.damaged(path: path, reason: "it starts as a SQLite database does, but its header is not valid")
+            }
         }
+        let tried = settingsToTry(options, library: library)
+        for (index, settings) in tried.enumerated() {
+            let keyForFile = keys!.existing(settings)
+            do {
+                return (try connect(path: path, key: keyForFile, settings: settings, options: options, library: library,
+                                    writesHeader: false), settings, keyForFile)
+            } catch DatabaseError.wrongKeyOrNotADatabase(path) where index < tried.count - 1 {
+                continue
+            }
+        }
+        throw DatabaseError.wrongKeyOrNotADatabase(path: path)
     }
 
     /// Opens, keys, configures and reads one connection. With `writesHeader`,
@@ -267,7 +282,7 @@ public final class Database {
         if ignoringLog { flags |= SQLITE_OPEN_URI }
         // Recorded before SQLite opens it (see OpenFiles.all); a file that
         // SQLite creates, right after.
-        var fileID = ignoringLog ? nil : OpenFiles.ID(path)
+        var fileID = ignoringLog ? nil : FileIdentity(path)
         if let fileID { OpenFiles.all.add(fileID) }
         let code = sqlite3_open_v2(name, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
@@ -276,7 +291,7 @@ public final class Database {
             if let fileID { OpenFiles.all.remove(fileID) }
             throw error
         }
-        if fileID == nil && !ignoringLog, let created = OpenFiles.ID(path) {
+        if fileID == nil && !ignoringLog, let created = FileIdentity(path) {
             fileID = created
             OpenFiles.all.add(created)
         }
@@ -288,7 +303,7 @@ public final class Database {
             connection.close()
             throw DatabaseError.permissionDenied(path: path)
         }
-        if options.exclusiveToThisProcess { connection.exclusiveFile = OpenFiles.ID(path) }
+        if options.exclusiveToThisProcess { connection.exclusiveFile = FileIdentity(path) }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
         if let trace = options.trace { connection.installTrace(trace) }

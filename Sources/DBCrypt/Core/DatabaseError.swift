@@ -27,10 +27,6 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     case notEncrypted(path: String)
     /// No key was given for a file that is encrypted (or is not a database).
     case keyRequired(path: String)
-    /// The key cannot be used: empty (SQLCipher would take it as "no
-    /// encryption"), or a raw key or salt of the wrong length. The reason never
-    /// contains the key.
-    case invalidKey(reason: String)
     /// The file does not exist and the options say not to create it.
     case fileNotFound(path: String)
     /// The path names a directory.
@@ -41,8 +37,6 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     /// The linked SQLite library is not SQLCipher: it cannot encrypt.
     case notSQLCipher(sqliteVersion: String)
-    /// A cipher setting has a value SQLCipher cannot use.
-    case invalidCipherSetting(name: String, reason: String)
     /// The linked SQLCipher does not support a cipher setting that was asked for.
     case unsupportedCipherSetting(name: String, cipherVersion: String)
 
@@ -106,8 +100,12 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     case rekeyNotEncrypted
     /// The connection was closed.
     case connectionClosed
-    /// A ``DatabaseQueue`` was called from inside one of its own closures.
+    /// A ``DatabaseQueue`` or ``DatabasePool`` was called from inside one of
+    /// its own closures, where waiting for itself would never end.
     case reentrantQueueAccess
+    /// DBCrypt was asked for something its API does not allow: the reason
+    /// says what, and what to call instead.
+    case misuse(reason: String)
     /// A row has no column of that name.
     case columnNotFound(name: String, sql: String?)
     /// A column's value cannot be converted to the type asked for (NULL into
@@ -153,7 +151,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .verificationFailed, .damaged, .damagedWriteAheadLog, .writeAheadLogDoesNotDecrypt: return SQLITE_CORRUPT
         case .permissionDenied: return SQLITE_PERM
         case .connectionClosed: return SQLITE_MISUSE
-        case .reentrantQueueAccess: return SQLITE_MISUSE
+        case .reentrantQueueAccess, .misuse: return SQLITE_MISUSE
         case .invalidArguments: return SQLITE_RANGE
         case .typeMismatch, .decodingFailed, .recordEncodingFailed: return SQLITE_MISMATCH
         case .missingPrimaryKey: return SQLITE_MISUSE
@@ -179,8 +177,6 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "The database at \(path) is not encrypted: open it without a key, or migrate it to an encrypted database first."
         case let .keyRequired(path):
             return "The file at \(path) is encrypted or is not a database: open it with its key."
-        case let .invalidKey(reason):
-            return "The key cannot be used: \(reason)."
         case let .fileNotFound(path):
             return "No database at \(path): check the path, or allow creating it."
         case let .isDirectory(path):
@@ -191,8 +187,6 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "Cannot open \(path): \(reason)."
         case let .notSQLCipher(version):
             return "The linked SQLite \(version) is not SQLCipher and cannot encrypt: link libsqlcipher (apt-get install libsqlcipher-dev)."
-        case let .invalidCipherSetting(name, reason):
-            return "Invalid cipher setting \(name): \(reason)."
         case let .unsupportedCipherSetting(name, version):
             return "The linked SQLCipher \(version) does not support the cipher setting \(name)."
         case let .destinationExists(path):
@@ -232,7 +226,9 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case .connectionClosed:
             return "The database connection is closed."
         case .reentrantQueueAccess:
-            return "A DatabaseQueue was called from inside one of its own closures: use the Database the closure was given."
+            return "A DatabaseQueue or DatabasePool was called from inside one of its own closures, where it would wait for itself: use the Database the closure was given."
+        case let .misuse(reason):
+            return "DBCrypt cannot do this: \(reason)."
         case let .columnNotFound(name, sql):
             return "No column named \(name) in the row" + Self.suffix(sql)
         case let .typeMismatch(column, value, type, sql):
@@ -299,4 +295,27 @@ extension DatabaseError {
 extension DatabaseError: LocalizedError {
     /// The same sentence as ``description``, so `localizedDescription` says it too.
     public var errorDescription: String? { description }
+}
+
+extension DatabaseError {
+    /// A file that could not be opened or read, in DBCrypt's terms.
+    init(_ error: FileError) {
+        switch error {
+        case let .notFound(path): self = .fileNotFound(path: path)
+        case let .isDirectory(path): self = .isDirectory(path: path)
+        case let .permissionDenied(path): self = .permissionDenied(path: path)
+        case let .notRegularFile(path, _):
+            self = .cannotOpen(path: path, reason: "\(error.reason), and is never read or replaced as a database: give a file's path")
+        case let .system(path, reason): self = .cannotOpen(path: path, reason: reason)
+        }
+    }
+
+    /// `body`'s result, its ``FileError`` turned into a ``DatabaseError``.
+    static func mapping<T>(_ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw DatabaseError(error)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The function that decodes `T` from each row of a query, its keys naming
 /// columns by `naming`, for inlinable callers (see ``RowDecoder/decoder(for:naming:)``).
@@ -396,21 +397,21 @@ final class ColumnsByKey {
 }
 
 /// The ``ColumnsByKey`` no query uses now, under a lock.
-private final class IdleColumns: @unchecked Sendable {
-    // @unchecked: `columns` is touched under `lock` only.
-    private let lock = NSLock()
-    private var columns: [ColumnsByKey] = []
+private final class IdleColumns: Sendable {
+    /// A ``ColumnsByKey`` parked here.
+    private struct Parked: @unchecked Sendable {
+        // @unchecked: the query that parks one uses it no more, and one
+        // query alone takes it back, so no two threads use it at once.
+        let columns: ColumnsByKey
+    }
+    private let columns = Mutex<[Parked]>([])
 
     func pop() -> ColumnsByKey? {
-        lock.lock()
-        defer { lock.unlock() }
-        return columns.popLast()
+        columns.withLock { $0.popLast()?.columns }
     }
 
     func push(_ idle: ColumnsByKey) {
-        lock.lock()
-        defer { lock.unlock() }
-        columns.append(idle)
+        columns.withLock { $0.append(Parked(columns: idle)) }
     }
 }
 

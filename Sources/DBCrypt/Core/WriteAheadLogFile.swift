@@ -60,8 +60,7 @@ enum WriteAheadLogFile {
         parameters.plaintextHeaderSize = settings.plaintextHeaderSize
         parameters.kdfHash = settings.kdfHash ?? settings.formatHash
         parameters.hmacHash = settings.usesHMAC ? settings.hmacHash ?? settings.formatHash : nil
-        let fileKey = key.withSQLCipherKeyBytes { FileKey.passphrase(bytes: $0) }
-        return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: fileKey, salt: salt, parameters: parameters)
+        return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: key, salt: salt, parameters: parameters)
     }
 
     /// Whether a connection of another process has the log beside `path`

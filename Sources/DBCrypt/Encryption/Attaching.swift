@@ -1,5 +1,6 @@
 import CSQLCipher
 import Foundation
+import Synchronization
 
 // SQLCipher creates the codec of an ATTACHed database from its process-wide
 // defaults (`cipher_default_page_size`, `cipher_default_kdf_iter`, on 4.x
@@ -13,7 +14,7 @@ import Foundation
 // puts the previous defaults back.
 
 /// Serializes every ATTACH DBCrypt runs: the defaults it sets are process-wide.
-private let attachLock = NSLock()
+private let attachLock = Mutex(())
 
 extension Connection {
     /// Runs `step` (which steps an ATTACH statement) with the connection's
@@ -75,24 +76,28 @@ extension Connection {
         let defaults = try standard.pragmas(on: library).map { pragma in
             ("cipher_default_" + pragma.name.replacingOccurrences(of: "cipher_", with: ""), pragma.value)
         }
-        attachLock.lock()
-        defer { attachLock.unlock() }
-        var previous: [(String, String)] = []
-        defer {
-            for (name, value) in previous.reversed() { try? run("PRAGMA \(name) = \(value)") }
-        }
-        for (name, value) in defaults {
-            // SQLCipher 3.4.1 answers these pragmas with text, 4.x with
-            // integers, or names for the algorithms.
-            switch try firstValue("PRAGMA \(name)") {
-            case let .integer(value)?: previous.append((name, String(value)))
-            case let .text(text)? where !text.isEmpty && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }):
-                previous.append((name, text))
-            default: break   // set all the same; nothing to put back
+        // `body`'s value leaves through `result`: `withLock` returns only
+        // `sending` values, and it may share a region with `body`.
+        var result: R?
+        try attachLock.withLock { _ in
+            var previous: [(String, String)] = []
+            defer {
+                for (name, value) in previous.reversed() { try? run("PRAGMA \(name) = \(value)") }
             }
-            // Validated integers and fixed names only: no caller text reaches the SQL.
-            try run("PRAGMA \(name) = \(value)")
+            for (name, value) in defaults {
+                // SQLCipher 3.4.1 answers these pragmas with text, 4.x with
+                // integers, or names for the algorithms.
+                switch try firstValue("PRAGMA \(name)") {
+                case let .integer(value)?: previous.append((name, String(value)))
+                case let .text(text)? where !text.isEmpty && text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }):
+                    previous.append((name, text))
+                default: break   // set all the same; nothing to put back
+                }
+                // Validated integers and fixed names only: no caller text reaches the SQL.
+                try run("PRAGMA \(name) = \(value)")
+            }
+            result = try library.keying(settings.format, body)
         }
-        return try library.keying(settings.format, body)
+        return result!  // set: `withLock` did not throw
     }
 }

@@ -105,25 +105,25 @@ public struct CipherSettings: Sendable, Equatable, CustomStringConvertible {
 
     /// Checks the values before they reach SQLCipher.
     ///
-    /// - throws: ``DatabaseError/invalidCipherSetting(name:reason:)``.
+    /// - throws: ``CipherError/invalidSetting(name:reason:)``.
     func validate() throws {
         let pageSize = effectivePageSize
         guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
-            throw DatabaseError.invalidCipherSetting(
+            throw CipherError.invalidSetting(
                 name: CipherSetting.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
         }
         guard effectiveKDFIterations >= 1, effectiveKDFIterations <= Int(Int32.max) else {
-            throw DatabaseError.invalidCipherSetting(
+            throw CipherError.invalidSetting(
                 name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be from 1 to 2147483647")
         }
         // Up to 80: bytes 80-91 stay encrypted, which tells such a file
         // from a plaintext database (``FileFormat/detect(at:)``).
         guard plaintextHeaderSize >= 0, plaintextHeaderSize % 16 == 0, plaintextHeaderSize <= 80 else {
-            throw DatabaseError.invalidCipherSetting(
+            throw CipherError.invalidSetting(
                 name: CipherSetting.plaintextHeaderSize.rawValue, reason: "the plaintext header size must be a multiple of 16 from 0 to 80")
         }
         guard salt == nil || salt?.count == 16 else {
-            throw DatabaseError.invalidCipherSetting(name: "cipher_salt", reason: "the salt must be 16 bytes")
+            throw CipherError.invalidSetting(name: "cipher_salt", reason: "the salt must be 16 bytes")
         }
     }
 }

@@ -9,18 +9,15 @@ extension Database {
     /// encrypt a plaintext database with the encryption routines instead.
     ///
     /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a connection opened
-    ///   without a key, ``DatabaseError/invalidKey(reason:)`` for an empty new
+    ///   without a key, ``CipherError/invalidKey(reason:)`` for an empty new
     ///   key, or the ``DatabaseError`` SQLite reports.
     public func changeKey(to newKey: DatabaseKey) throws {
         guard isEncrypted else { throw DatabaseError.rekeyNotEncrypted }
         guard !newKey.isEmpty else {
-            throw DatabaseError.invalidKey(reason: "it is empty, and an empty key would not decrypt the database")
+            throw CipherError.invalidKey(reason: "it is empty, and an empty key would not decrypt the database")
         }
         let db = try connection.open()
-        let length = try newKey.materialLength()
-        let code = newKey.material.withUnsafeBytes { bytes in
-            sqlite3_rekey_v2(db, "main", bytes.baseAddress, length)
-        }
+        let code = try newKey.withSQLCipherKey { bytes, length in sqlite3_rekey_v2(db, "main", bytes, length) }
         guard code == SQLITE_OK else { throw DatabaseError.fromConnection(db, code: code, sql: nil) }
     }
 }

@@ -164,7 +164,7 @@ public enum DatabaseEncryption {
 
     private static func requireKey(_ key: DatabaseKey) throws {
         guard !key.isEmpty else {
-            throw DatabaseError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
+            throw CipherError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
         }
     }
 }

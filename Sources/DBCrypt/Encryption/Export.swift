@@ -42,9 +42,8 @@ struct Export {
     /// Whether the routine replaces its own source (migrate in place, change
     /// key); otherwise the destination must be another file.
     var inPlace: Bool
-    /// The in-place file as it was resolved (device, inode): it must still
-    /// be the file at the path when the new copy replaces it.
-    var resolvedIdentity: (dev_t, ino_t)? = nil
+    /// The destination as it was resolved.
+    var replacement: Replacement? = nil
 
     static let target = "dbcrypt_target"
 
@@ -59,20 +58,11 @@ struct Export {
     /// other names (unless allowed); an existing destination that is a link
     /// is its target, and it must not be the source by any name.
     private mutating func resolvePaths() throws {
-        if inPlace {
-            let target = try FilePaths.target(of: sourcePath)
-            guard access(target, W_OK) == 0 else { throw DatabaseError.permissionDenied(path: target) }
-            let links = FilePaths.linkCount(of: target)
-            if links > 1 && !options.replaceHardLinkedFile { throw DatabaseError.hardLinked(path: sourcePath, links: links) }
-            sourcePath = target
-            destinationPath = target
-            resolvedIdentity = FilePaths.identity(of: target)
-        } else {
-            destinationPath = try FilePaths.existingTarget(of: destinationPath)
-            if FilePaths.isSameFile(sourcePath, destinationPath) {
-                throw DatabaseError.destinationIsSource(path: destinationPath)
-            }
-        }
+        let replacement = try Replacement(destination: inPlace ? sourcePath : destinationPath, inPlace: inPlace, source: sourcePath,
+                                          options: options)
+        if inPlace { sourcePath = replacement.path }
+        destinationPath = replacement.path
+        self.replacement = replacement
     }
 
     private func export() throws {
@@ -107,13 +97,7 @@ struct Export {
         try checkCancelled()
         if inPlace {
             try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)")
-            // Another program may have renamed a file over the path meanwhile:
-            // replacing that one would lose it.
-            guard let resolvedIdentity, let now = FilePaths.identity(of: destinationPath),
-                  now == resolvedIdentity else {
-                throw DatabaseError.verificationFailed(
-                    path: destinationPath, reason: "another file took its place while it was being rewritten")
-            }
+            try replacement?.requireUnchanged()
         }
         try sibling.replaceDestination()
         replaced = true
@@ -327,11 +311,10 @@ struct Export {
             try statement.bind(.text(""), at: 2)
             return try statement.stepToCompletion()
         }
-        let length = try key.materialLength()
-        try key.material.withUnsafeBytes { bytes in
+        try key.withSQLCipherKey { bytes, length in
             // SQLITE_STATIC: SQLite reads the key from our memory, which
             // outlives the statement, and keeps no copy of its own.
-            let code = sqlite3_bind_blob(statement.handle, 2, bytes.baseAddress, length, nil)
+            let code = sqlite3_bind_blob(statement.handle, 2, bytes, length, nil)
             guard code == SQLITE_OK else {
                 throw DatabaseError.fromConnection(sqlite3_db_handle(statement.handle), code: code, sql: statement.sql)
             }

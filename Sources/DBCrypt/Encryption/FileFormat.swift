@@ -27,11 +27,8 @@ public enum FileFormat: Equatable, Sendable {
     /// that is not a database. Only a key tells which.
     case notPlaintext
 
-    /// The 16 bytes every plaintext SQLite database starts with.
-    static let sqliteMagic: [UInt8] = Array("SQLite format 3".utf8) + [0]
-
-    /// Reads the first 100 bytes of the file at `path` (through SQLite's
-    /// own file layer: see ``DatabaseFileStart``).
+    /// Reads the first 100 bytes of the file at `path` (keeping this
+    /// process's locks on it: see `FileReader`).
     ///
     /// - throws: ``DatabaseError/isDirectory(path:)``,
     ///   ``DatabaseError/permissionDenied(path:)``, or
@@ -43,10 +40,12 @@ public enum FileFormat: Equatable, Sendable {
     /// ``detect(at:)``, and whether a `.notPlaintext` file starts with
     /// SQLite's magic: encrypted bytes behind a plaintext header.
     static func detectWithHeader(at path: String) throws -> (format: FileFormat, hasPlaintextHeader: Bool) {
-        guard let header = try DatabaseFileStart.read(path, count: 100) else { return (.missing, false) }
+        guard let header = try DatabaseError.mapping({ () throws(FileError) in try FileReader.start(of: path, count: 100) }) else {
+            return (.missing, false)
+        }
         let filled = header.count
         if filled == 0 { return (.empty, false) }
-        guard filled >= 16, Array(header[0..<16]) == sqliteMagic else { return (.notPlaintext, false) }
+        guard filled >= 16, Array(header[0..<16]) == SQLiteHeader.magic else { return (.notPlaintext, false) }
         // Bytes 72-91 of a SQLite header are zero; a file whose plaintext
         // header (32 bytes, in iOS apps) ends before them has encrypted bytes there.
         if filled >= 92, !header[72..<92].allSatisfy({ $0 == 0 }) { return (.notPlaintext, true) }

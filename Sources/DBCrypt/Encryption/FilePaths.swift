@@ -47,17 +47,7 @@ enum FilePaths {
     /// - throws: ``DatabaseError/isDirectory(path:)``, or
     ///   ``DatabaseError/cannotOpen(path:reason:)`` naming what it is.
     static func requireRegularFile(_ path: String, _ info: stat) throws {
-        let kind: String
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return
-        case S_IFDIR: throw DatabaseError.isDirectory(path: path)
-        case S_IFCHR: kind = "a character device"
-        case S_IFBLK: kind = "a block device"
-        case S_IFIFO: kind = "a FIFO (named pipe)"
-        case S_IFSOCK: kind = "a socket"
-        default: kind = "not a regular file"
-        }
-        throw DatabaseError.cannotOpen(path: path, reason: "it is \(kind), not a regular file, and is never read or replaced as a database: give a file's path")
+        if let error = FileError(mode: info.st_mode, path: path) { throw DatabaseError(error) }
     }
 
     /// A `file:` URI that opens `path` read as it is on disk, its `-wal`
@@ -79,16 +69,8 @@ enum FilePaths {
 
     /// Whether both paths name one existing file.
     static func isSameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat(), second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
-    }
-
-    /// The device and inode of the file at `path`, or nil when there is none.
-    static func identity(of path: String) -> (dev_t, ino_t)? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return (info.st_dev, info.st_ino)
+        guard let first = FileIdentity(a) else { return false }
+        return FileIdentity(b) == first
     }
 
     /// How many names (hard links) the file at `path` has; 1 when unknown.

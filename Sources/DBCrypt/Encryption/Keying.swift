@@ -13,11 +13,8 @@ extension Connection {
     /// then applies `settings`.
     func applyKey(_ key: DatabaseKey, settings: CipherSettings, library: CipherInfo) throws {
         let db = try open()
-        let length = try key.materialLength()
         let code = try library.keying(settings.format) {
-            key.material.withUnsafeBytes { bytes in
-                sqlite3_key_v2(db, "main", bytes.baseAddress, length)
-            }
+            try key.withSQLCipherKey { bytes, length in sqlite3_key_v2(db, "main", bytes, length) }
         }
         guard code == SQLITE_OK else {
             // SQLite's message for a failed key call never contains the key.
@@ -117,7 +114,7 @@ extension CipherSettings {
     /// The pragmas, without their schema prefix, that give a connection's
     /// codec these settings on `library`, in the order they are applied.
     ///
-    /// - throws: ``DatabaseError/invalidCipherSetting(name:reason:)``, or
+    /// - throws: ``CipherError/invalidSetting(name:reason:)``, or
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)`` when
     ///   the library lacks a pragma these settings need.
     func pragmas(on library: CipherInfo) throws -> [(name: String, value: String)] {
@@ -145,7 +142,7 @@ extension CipherSettings {
             pragmas.append((CipherSetting.plaintextHeaderSize.rawValue, "\(plaintextHeaderSize)"))
             if let salt {
                 // Validated bytes as hex digits: no caller text reaches the SQL.
-                pragmas.append(("cipher_salt", "\"x'" + salt.map { String(format: "%02x", $0) }.joined() + "'\""))
+                pragmas.append(("cipher_salt", "\"x'" + Hex.encode(salt) + "'\""))
             }
         }
         return pragmas
@@ -164,11 +161,10 @@ extension CipherSettings {
     /// `key` nor these settings carry its salt: such a file does not hold
     /// it, and one SQLCipher made up would be lost with the connection.
     ///
-    /// - throws: ``DatabaseError/invalidCipherSetting(name:reason:)`` for
-    ///   `cipher_salt`.
+    /// - throws: ``CipherError/invalidSetting(name:reason:)`` for `cipher_salt`.
     func requireSalt(for key: DatabaseKey, path: String, library: CipherInfo) throws {
         guard plaintextHeaderSize > 0, library.supports(.plaintextHeaderSize), key.salt == nil, salt == nil else { return }
-        throw DatabaseError.invalidCipherSetting(
+        throw CipherError.invalidSetting(
             name: "cipher_salt",
             reason: "\(path) keeps its first \(plaintextHeaderSize) bytes in the clear and so does not hold its salt: "
                 + "give the salt in the raw key (x'<96 hex digits>') or in CipherSettings.salt")

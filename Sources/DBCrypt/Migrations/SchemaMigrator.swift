@@ -1,4 +1,4 @@
-import CCipherProvider
+import CPrimitives
 import CSQLCipher
 import Foundation
 
@@ -122,7 +122,7 @@ public struct SchemaMigrator {
             let data = try Self.contents(of: path)
             let sql = String(decoding: data, as: UTF8.self)
             let firstLine = sql.prefix { $0 != "\n" && $0 != "\r\n" }.trimmingCharacters(in: .whitespaces)
-            add(Migration(number: number, name: name, checksum: Self.sha256(data), source: file,
+            add(Migration(number: number, name: name, checksum: try Self.sha256(data, of: path), source: file,
                           inTransaction: firstLine != Self.noTransactionMarker) { db in
                 try db.executeScript(sql) { _ in }
             })
@@ -161,10 +161,16 @@ public struct SchemaMigrator {
         return (number, String(name))
     }
 
-    static func sha256(_ data: Data) -> String {
+    /// The file's checksum: SHA-256 of `data` in lowercase hex.
+    ///
+    /// - throws: ``SchemaMigrationError/unreadableDirectory(path:reason:)``
+    ///   naming `path` when the hash could not be computed (out of memory).
+    static func sha256(_ data: Data, of path: String) throws -> String {
         var digest = [UInt8](repeating: 0, count: 32)
-        _ = data.withUnsafeBytes { dbcrypt_sha256($0.baseAddress, $0.count, &digest) }
-        return digest.map { String(format: "%02x", $0) }.joined()
+        guard data.withUnsafeBytes({ dbcrypt_sha256($0.baseAddress, $0.count, &digest) }) == 1 else {
+            throw SchemaMigrationError.unreadableDirectory(path: path, reason: "its SHA-256 checksum could not be computed")
+        }
+        return Hex.encode(digest)
     }
 
     // MARK: - Running

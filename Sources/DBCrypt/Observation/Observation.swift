@@ -1,93 +1,86 @@
 import Dispatch
-import Foundation
+import Synchronization
 
 /// The observations of one queue or pool, and the commits they hear about.
-final class ObservationCenter: @unchecked Sendable {
-    // @unchecked: every property is touched under `lock`.
-    private let lock = NSLock()
-    private var observers: [ObjectIdentifier: Observer] = [:]
-    /// Every table some observer read; nil when one of them counts any
-    /// commit. Recomputed when stale, so that a commit to a table nobody
-    /// observes costs one lookup, however many observations there are.
-    private var observedTables: Set<String>? = []
-    private var observedTablesAreStale = false
+final class ObservationCenter: Sendable {
+    private struct State {
+        var observers: [ObjectIdentifier: Observer] = [:]
+        /// Every table some observer read; nil when one of them counts any
+        /// commit. Recomputed when stale, so that a commit to a table nobody
+        /// observes costs one lookup, however many observations there are.
+        var observedTables: Set<String>? = []
+        var observedTablesAreStale = false
+    }
+    private let state = Mutex(State())
 
     func add(_ observer: Observer) {
-        lock.lock()
-        observers[ObjectIdentifier(observer)] = observer
-        observedTablesAreStale = true
-        lock.unlock()
+        state.withLock { state in
+            state.observers[ObjectIdentifier(observer)] = observer
+            state.observedTablesAreStale = true
+        }
     }
 
     func remove(_ observer: Observer) {
-        lock.lock()
-        observers[ObjectIdentifier(observer)] = nil
-        observedTablesAreStale = true
-        lock.unlock()
+        state.withLock { state in
+            state.observers[ObjectIdentifier(observer)] = nil
+            state.observedTablesAreStale = true
+        }
     }
 
     /// Called by an observer whose tables changed with its last fetch.
     func regionsChanged() {
-        lock.lock()
-        observedTablesAreStale = true
-        lock.unlock()
+        state.withLock { $0.observedTablesAreStale = true }
     }
 
     /// How many observations are registered.
     var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return observers.count
+        state.withLock { $0.observers.count }
     }
 
     /// Tells every observer that read one of `tables` to fetch again. Called
     /// on the writer's thread right after the commit: it only schedules.
     func committed(_ tables: Set<String>) {
         guard !tables.isEmpty else { return }
-        lock.lock()
-        if observedTablesAreStale {
-            observedTables = []
-            for observer in observers.values {
-                guard let region = observer.tablesRead else {
-                    observedTables = nil
-                    break
+        let interested = state.withLock { state -> [Observer] in
+            if state.observedTablesAreStale {
+                state.observedTables = []
+                for observer in state.observers.values {
+                    guard let region = observer.tablesRead else {
+                        state.observedTables = nil
+                        break
+                    }
+                    state.observedTables!.formUnion(region)
                 }
-                observedTables!.formUnion(region)
+                state.observedTablesAreStale = false
             }
-            observedTablesAreStale = false
+            if let observedTables = state.observedTables, observedTables.isDisjoint(with: tables) { return [] }
+            return state.observers.values.filter { $0.mayHaveRead(tables) }
         }
-        if let observedTables, observedTables.isDisjoint(with: tables) {
-            lock.unlock()
-            return
-        }
-        let interested = observers.values.filter { $0.mayHaveRead(tables) }
-        lock.unlock()
         for observer in interested { observer.scheduleFetch() }
     }
 
     /// Tells every observer that asked for other connections' commits to
     /// fetch again: one was noticed, and what it changed is not known.
     func otherConnectionCommitted() {
-        lock.lock()
-        let asking = observers.values.filter(\.noticesOtherConnections)
-        lock.unlock()
+        let asking = state.withLock { $0.observers.values.filter(\.noticesOtherConnections) }
         for observer in asking { observer.scheduleFetch() }
     }
 }
 
 /// One observation: fetches on its own serial queue, one fetch at a time,
 /// and again after each commit that may have changed what it read.
-final class Observer: @unchecked Sendable {
-    // @unchecked: `region`, `isFetching`, `needsFetch` and `cancelled` are touched under `lock`.
-    private let lock = NSLock()
-    /// The tables the last fetch read; nil until the first fetch, or when
-    /// they could not be told: any commit then counts.
-    private var region: Set<String>?
-    /// While a fetch runs any commit counts: it may change what that fetch
-    /// reads after its snapshot, in tables the previous fetch did not read.
-    private var isFetching = false
-    private var needsFetch = false
-    private var cancelled = false
+final class Observer: Sendable {
+    private struct State {
+        /// The tables the last fetch read; nil until the first fetch, or when
+        /// they could not be told: any commit then counts.
+        var region: Set<String>?
+        /// While a fetch runs any commit counts: it may change what that fetch
+        /// reads after its snapshot, in tables the previous fetch did not read.
+        var isFetching = false
+        var needsFetch = false
+        var cancelled = false
+    }
+    private let state = Mutex(State())
     private let queue = DispatchQueue(label: "DBCrypt.Observation")
     /// Fetches the value; returns the tables it read and what delivers it
     /// (which returns false when the observation is over: it failed, or
@@ -108,9 +101,7 @@ final class Observer: @unchecked Sendable {
 
     /// The tables whose commits this observer counts; nil when any commit counts.
     var tablesRead: Set<String>? {
-        lock.lock()
-        defer { lock.unlock() }
-        return isFetching ? nil : region
+        state.withLock { state -> Set<String>? in state.isFetching ? nil : state.region }
     }
 
     func mayHaveRead(_ tables: Set<String>) -> Bool {
@@ -120,27 +111,29 @@ final class Observer: @unchecked Sendable {
 
     /// Fetches soon, once, however many commits call this before the fetch begins.
     func scheduleFetch() {
-        lock.lock()
-        let alreadyScheduled = needsFetch || cancelled
-        needsFetch = true
-        lock.unlock()
+        let alreadyScheduled = state.withLock { state -> Bool in
+            let alreadyScheduled = state.needsFetch || state.cancelled
+            state.needsFetch = true
+            return alreadyScheduled
+        }
         guard !alreadyScheduled else { return }
         queue.async { self.fetch() }
     }
 
     private func fetch() {
-        lock.lock()
-        needsFetch = false
-        let isOver = cancelled
-        if !isOver { isFetching = true }
-        lock.unlock()
+        let isOver = state.withLock { state -> Bool in
+            state.needsFetch = false
+            let isOver = state.cancelled
+            if !isOver { state.isFetching = true }
+            return isOver
+        }
         guard !isOver else { return }
         regionsChanged()
         let (tables, deliver) = fetchValue()
-        lock.lock()
-        region = tables.isEmpty ? nil : tables
-        isFetching = false
-        lock.unlock()
+        state.withLock { state in
+            state.region = tables.isEmpty ? nil : tables
+            state.isFetching = false
+        }
         regionsChanged()
         // Delivered once the region is in place: a commit the receiver makes
         // next is counted against what this value was read from.
@@ -148,16 +141,12 @@ final class Observer: @unchecked Sendable {
     }
 
     func cancel() {
-        lock.lock()
-        cancelled = true
-        lock.unlock()
+        state.withLock { $0.cancelled = true }
     }
 
     /// Whether the observation is over.
     var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
+        state.withLock { $0.cancelled }
     }
 }
 
@@ -213,16 +202,15 @@ func observation<T: Sendable>(
 }
 
 /// The value an observation delivered last, for dropping duplicates.
-private final class LastValue<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T?
+private final class LastValue<T: Sendable>: Sendable {
+    private let value = Mutex<T?>(nil)
 
     /// Stores `new` and returns the value it replaces.
     func swap(_ new: T) -> T? {
-        lock.lock()
-        defer { lock.unlock() }
-        let old = value
-        value = new
-        return old
+        value.withLock { value in
+            let old = value
+            value = new
+            return old
+        }
     }
 }

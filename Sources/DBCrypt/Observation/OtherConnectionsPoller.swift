@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Synchronization
 
 /// Notices commits made to the file through other connections (another
 /// process, another queue or pool on the same path), which the writer's
@@ -11,13 +11,14 @@ import Foundation
 ///
 /// A tick costs a shared lock and a look at the WAL index or the file's
 /// change counter: no page is read or decrypted.
-final class OtherConnectionsPoller: @unchecked Sendable {
-    // @unchecked: every var is touched under `lock`.
-    private let lock = NSLock()
-    private var intervals: [ObjectIdentifier: Duration] = [:]
-    private var timer: DispatchSourceTimer?
-    private var timerInterval: Duration?
-    private var lastSeen: (connection: ObjectIdentifier, version: Int)?
+final class OtherConnectionsPoller: Sendable {
+    private struct State {
+        var intervals: [ObjectIdentifier: Duration] = [:]
+        var timer: DispatchSourceTimer?
+        var timerInterval: Duration?
+        var lastSeen: (connection: ObjectIdentifier, version: Int)?
+    }
+    private let state = Mutex(State())
 
     /// The writer's serial queue: every tick runs there.
     private let queue: DispatchQueue
@@ -36,7 +37,7 @@ final class OtherConnectionsPoller: @unchecked Sendable {
         self.changed = changed
     }
 
-    deinit { timer?.cancel() }
+    deinit { state.withLock { $0.timer?.cancel() } }
 
     /// Polls every `interval` for `observer`, at the shortest interval any
     /// observer asks for, then calls `started` (on `queue`). The version
@@ -45,32 +46,32 @@ final class OtherConnectionsPoller: @unchecked Sendable {
     func start(every interval: Duration, for observer: ObjectIdentifier, started: @escaping @Sendable () -> Void) {
         queue.async { [self] in
             let reading = readVersion()
-            lock.lock()
-            if lastSeen == nil, let reading, let version = reading.version { lastSeen = (reading.connection, version) }
-            intervals[observer] = interval
-            reschedule()
-            lock.unlock()
+            state.withLock { state in
+                if state.lastSeen == nil, let reading, let version = reading.version { state.lastSeen = (reading.connection, version) }
+                state.intervals[observer] = interval
+                reschedule(&state)
+            }
             started()
         }
     }
 
     /// Stops polling for `observer`; the timer stops when no observer asks for it.
     func stop(for observer: ObjectIdentifier) {
-        lock.lock()
-        defer { lock.unlock() }
-        intervals[observer] = nil
-        reschedule()
+        state.withLock { state in
+            state.intervals[observer] = nil
+            reschedule(&state)
+        }
     }
 
-    /// Under `lock`: runs the timer at the shortest interval asked for, or stops it.
-    private func reschedule() {
-        let shortest = intervals.values.min()
-        guard shortest != timerInterval else { return }
-        timer?.cancel()
-        timer = nil
-        timerInterval = shortest
+    /// Under `state`'s lock: runs the timer at the shortest interval asked for, or stops it.
+    private func reschedule(_ state: inout State) {
+        let shortest = state.intervals.values.min()
+        guard shortest != state.timerInterval else { return }
+        state.timer?.cancel()
+        state.timer = nil
+        state.timerInterval = shortest
         guard let shortest else {
-            lastSeen = nil
+            state.lastSeen = nil
             return
         }
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -79,35 +80,34 @@ final class OtherConnectionsPoller: @unchecked Sendable {
         timer.schedule(deadline: .now() + period, repeating: period, leeway: .nanoseconds(max(nanoseconds / 10, 100_000)))
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.resume()
-        self.timer = timer
+        state.timer = timer
     }
 
     /// Whether a timer runs, for tests.
     var isPolling: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return timer != nil
+        state.withLock { $0.timer != nil }
     }
 
     /// On `queue`: compares the writer's data version with the one seen last.
     private func tick() {
         guard let (connection, version) = readVersion() else {
             // Closed or released: nothing more to notice.
-            lock.lock()
-            intervals.removeAll()
-            reschedule()
-            lock.unlock()
+            state.withLock { state in
+                state.intervals.removeAll()
+                reschedule(&state)
+            }
             return
         }
         // A failed read (the file busy past the timeout) is tried again next tick.
         guard let version else { return }
-        lock.lock()
-        // With no baseline (the first read failed) or another connection
-        // (the writer reopened after a key change), the numbers cannot be
-        // compared: a commit may have come in between, so fetch again.
-        let isChange = lastSeen.map { $0.connection != connection || $0.version != version } ?? true
-        lastSeen = (connection, version)
-        lock.unlock()
+        let isChange = state.withLock { state -> Bool in
+            // With no baseline (the first read failed) or another connection
+            // (the writer reopened after a key change), the numbers cannot be
+            // compared: a commit may have come in between, so fetch again.
+            let isChange = state.lastSeen.map { $0.connection != connection || $0.version != version } ?? true
+            state.lastSeen = (connection, version)
+            return isChange
+        }
         if isChange { changed() }
     }
 }

@@ -1,5 +1,6 @@
 import CSQLCipher
 import Foundation
+import Synchronization
 
 /// The SQL of a record type's statements, built once per type (and per list
 /// of encoded keys, which a custom `encode(to:)` may vary) and kept for the
@@ -106,8 +107,7 @@ final class RecordSQL: Sendable {
 
     // MARK: The cache
 
-    private static let cache = NSLock()
-    nonisolated(unsafe) private static var byType: [ObjectIdentifier: RecordSQL] = [:]
+    private static let byType = Mutex<[ObjectIdentifier: RecordSQL]>([:])
 
     /// The statements of `R` for `record`, one of its records encoded.
     static func of<R: Record>(_ type: R.Type, _ record: EncodedRecord) -> RecordSQL {
@@ -117,17 +117,13 @@ final class RecordSQL: Sendable {
             table: R.databaseTableName, keys: record.keys, naming: R.databaseColumnNaming, primaryKey: R.databasePrimaryKey,
             hasPlacedValues: hasPlacedValues)
         let id = ObjectIdentifier(type)
-        cache.lock()
-        byType[id] = built
-        cache.unlock()
+        byType.withLock { $0[id] = built }
         return built
     }
 
     /// The statements of `R` for the keys its last record encoded, if one was.
     static func cached<R: Record>(_ type: R.Type) -> RecordSQL? {
-        cache.lock()
-        defer { cache.unlock() }
-        return byType[ObjectIdentifier(type)]
+        byType.withLock { $0[ObjectIdentifier(type)] }
     }
 }
 

@@ -1,8 +1,8 @@
-import CSealCipher
+import CPrimitives
 import Foundation
 
 /// The key of a store's lookup tags: HMAC-SHA256 with its states computed
-/// once (`CSealCipher`). A tag is a deterministic function of the entry name,
+/// once (`CPrimitives`). A tag is a deterministic function of the entry name,
 /// so equal names find their row; it reveals only whether two names are equal.
 final class LookupKey: @unchecked Sendable {
     // @unchecked: the C key is read-only once made.
@@ -12,7 +12,7 @@ final class LookupKey: @unchecked Sendable {
     private let key: OpaquePointer?
 
     init(_ bytes: UnsafeRawBufferPointer) {
-        key = dbcrypt_hmac_key_new(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        key = dbcrypt_hmac_key_new(Int32(DBCRYPT_SHA256.rawValue), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
     }
 
     deinit { dbcrypt_hmac_key_free(key) }
@@ -24,7 +24,7 @@ final class LookupKey: @unchecked Sendable {
         var name = name
         return name.withUTF8 { name in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { mac in
-                dbcrypt_hmac(key, name.baseAddress, name.count, mac.baseAddress!)
+                dbcrypt_hmac(key, name.baseAddress, name.count, nil, 0, mac.baseAddress!)
                 return Data(UnsafeBufferPointer(rebasing: mac[..<Self.tagCount]))
             }
         }
@@ -37,8 +37,7 @@ final class LookupKey: @unchecked Sendable {
         guard tag.count == expected.count else { return false }
         return expected.withUnsafeBytes { expected in
             tag.withUnsafeBytes { tag in
-                dbcrypt_equal(expected.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                              tag.baseAddress!.assumingMemoryBound(to: UInt8.self), expected.count) == 1
+                dbcrypt_equal(expected.baseAddress, tag.baseAddress, expected.count) == 1
             }
         }
     }

@@ -1,4 +1,4 @@
-import CSealCipher
+import CPrimitives
 import Foundation
 
 /// Encrypts a store's entry names for listing: AES-256-CTR with the name's

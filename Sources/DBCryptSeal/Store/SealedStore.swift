@@ -1,6 +1,7 @@
 import Crypto
 import DBCrypt
 import Foundation
+import Synchronization
 
 /// An encrypted key-value store in a table of any DBCrypt database (an
 /// encrypted file or not): every value sealed with AES-256-GCM, bound to
@@ -25,14 +26,11 @@ import Foundation
 ///
 /// Listing keys (``keys(withPrefix:)``) opens every key name of the store:
 /// it costs time in proportion to the store's size.
-public final class SealedStore: @unchecked Sendable {
-    // @unchecked: `keys` is read and replaced under `lock`.
-
+public final class SealedStore: Sendable {
     /// The store's name in its database.
     public let name: String
     @usableFromInline let writer: any DatabaseWriter
-    private let lock = NSLock()
-    private var storedKeys: StoreKeys
+    private let storedKeys: Mutex<StoreKeys>
 
     /// Opens the store `name` of the database behind `writer`, or creates it
     /// when it is missing and `create` is true: with `keyDerivation` and a
@@ -56,7 +54,7 @@ public final class SealedStore: @unchecked Sendable {
         self.name = name
         self.writer = writer
         if let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) {
-            storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
+            storedKeys = Mutex(try Self.open(header, credential: credential, writer: writer, store: name))
         } else {
             guard create else { throw SealError.noSuchStore(name: name) }
             try keyDerivation.validate()
@@ -68,7 +66,7 @@ public final class SealedStore: @unchecked Sendable {
             let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
             let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
             let kdfText = try StoreSchema.kdfText(kdf)
-            storedKeys = StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey))
+            storedKeys = Mutex(StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey)))
             let made: Bool = try writer.write { db in
                 try db.execute(StoreSchema.create)
                 // Another connection (another process) made it meanwhile, with
@@ -86,7 +84,7 @@ public final class SealedStore: @unchecked Sendable {
             guard let header = try writer.read({ db in try StoreSchema.header(db, store: name) }) else {
                 throw SealError.noSuchStore(name: name)
             }
-            storedKeys = try Self.open(header, credential: credential, writer: writer, store: name)
+            replaceKeys(try Self.open(header, credential: credential, writer: writer, store: name))
         }
         if let initialWrite { try writer.write { db in try initialWrite(self.entries(in: db)) } }
     }
@@ -134,16 +132,12 @@ public final class SealedStore: @unchecked Sendable {
 
     /// The keys now (another thread's rotation may replace them).
     var keys: StoreKeys {
-        lock.lock()
-        defer { lock.unlock() }
-        return storedKeys
+        storedKeys.withLock { $0 }
     }
 
     /// Puts `keys` in place of the store's keys.
     func replaceKeys(_ keys: StoreKeys) {
-        lock.lock()
-        storedKeys = keys
-        lock.unlock()
+        storedKeys.withLock { $0 = keys }
     }
 
     /// Reads the data keys again: another connection rotated them.

@@ -1,25 +1,24 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CPrimitives
 
-/// Bytes of a secret, in memory DBCrypt allocated itself, zeroed before
-/// that memory is released. Immutable after creation.
+/// Bytes of a secret, in memory this object allocated itself, wiped before
+/// that memory is released. Immutable after creation: safe to share.
 package final class SecretBytes: @unchecked Sendable {
     // @unchecked: the buffer is written only in init and read-only afterwards.
     private let buffer: UnsafeMutableRawBufferPointer
+
+    /// The number of secret bytes.
+    package let count: Int
 
     /// Copies `bytes` straight into memory this object owns, so no
     /// intermediate copy is left behind unwiped.
     package init(_ bytes: some Sequence<UInt8>) {
         var capacity = max(bytes.underestimatedCount, 32)
-        var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
         var count = 0
         for byte in bytes {
             if count == capacity {
                 capacity *= 2
-                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
                 larger.copyMemory(from: UnsafeRawBufferPointer(storage))
                 Self.wipe(storage)
                 storage.deallocate()
@@ -31,9 +30,6 @@ package final class SecretBytes: @unchecked Sendable {
         buffer = storage
         self.count = count
     }
-
-    /// The number of secret bytes.
-    package let count: Int
 
     deinit {
         Self.wipe(buffer)
@@ -47,11 +43,11 @@ package final class SecretBytes: @unchecked Sendable {
 
     /// Zeroes memory in a way the optimizer may not remove.
     package static func wipe(_ bytes: UnsafeMutableRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        #if canImport(Glibc)
-        explicit_bzero(base, bytes.count)
-        #else
-        _ = memset_s(base, bytes.count, 0, bytes.count)
-        #endif
+        dbcrypt_wipe(bytes.baseAddress, bytes.count)
+    }
+
+    /// Zeroes an array's bytes in place: for a temporary copy of a secret.
+    package static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { wipe($0) }
     }
 }

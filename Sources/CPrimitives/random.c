@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "CCipherProvider.h"
+#include "CPrimitives.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,41 +1,52 @@
 /// The fields of SQLite's 100-byte database header that a page reader needs
 /// (https://sqlite.org/fileformat.html, section 1.3).
-struct SQLiteHeader {
+package struct SQLiteHeader {
     /// "SQLite format 3" and a zero byte: the first 16 bytes of a plaintext
     /// database, and of a SQLCipher file with a plaintext header.
-    static let magic: [UInt8] = Array("SQLite format 3\u{0}".utf8)
+    package static let magic: [UInt8] = Array("SQLite format 3\u{0}".utf8)
 
-    let pageSize: Int
-    let reserve: Int
-    let changeCounter: UInt32
-    let pageCount: UInt32
-    let versionValidFor: UInt32
+    /// The page sizes SQLite allows.
+    package static let pageSizes = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+
+    /// Bytes per page.
+    package let pageSize: Int
+    /// Bytes reserved at the end of each page (SQLCipher's IV and HMAC).
+    package let reserve: Int
+    /// The file change counter (bytes 24-27).
+    package let changeCounter: UInt32
+    /// The database's size in pages (bytes 28-31), if ``validPageCount``.
+    package let pageCount: UInt32
+    /// The change counter at which ``pageCount`` was written (bytes 92-95).
+    package let versionValidFor: UInt32
+    /// The `user_version` (bytes 60-63).
+    package let userVersion: Int32
 
     /// The header in the first 100 bytes of `page`, or nil when its fixed
     /// fields are not SQLite's (page size, file format versions, payload fractions).
     /// Bytes 0-15 (the magic, or a salt) are not looked at.
-    init?(_ page: some Collection<UInt8>) {
+    package init?(_ page: some Collection<UInt8>) {
         let bytes = Array(page.prefix(100))
         guard bytes.count == 100 else { return nil }
         let rawSize = Int(bytes[16]) << 8 | Int(bytes[17])
         pageSize = rawSize == 1 ? 65536 : rawSize
         reserve = Int(bytes[20])
-        guard CipherParameters.pageSizes.contains(pageSize), (1...2).contains(bytes[18]), (1...2).contains(bytes[19]),
+        guard Self.pageSizes.contains(pageSize), (1...2).contains(bytes[18]), (1...2).contains(bytes[19]),
               bytes[21] == 64, bytes[22] == 32, bytes[23] == 32 else { return nil }
         changeCounter = Self.word(bytes, 24)
         pageCount = Self.word(bytes, 28)
         versionValidFor = Self.word(bytes, 92)
+        userVersion = Int32(bitPattern: Self.word(bytes, 60))
     }
 
     /// The big-endian 32-bit word at `at`, as SQLite stores its integers.
-    static func word(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+    package static func word(_ bytes: [UInt8], _ at: Int) -> UInt32 {
         bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// The page count the header vouches for: only when the header was last
     /// written by a SQLite that keeps it (its version-valid-for matches the
     /// change counter), as SQLite itself decides.
-    var validPageCount: Int? {
+    package var validPageCount: Int? {
         changeCounter == versionValidFor && pageCount > 0 ? Int(pageCount) : nil
     }
 
@@ -43,7 +54,7 @@ struct SQLiteHeader {
     /// magic, a valid header, the reserved-for-expansion bytes 72-91 zero and
     /// a b-tree page type at byte 100. A SQLCipher file with a plaintext
     /// header has the magic too, but its bytes past the header are encrypted.
-    static func isPlaintextDatabase(_ page: [UInt8]) -> Bool {
+    package static func isPlaintextDatabase(_ page: [UInt8]) -> Bool {
         guard page.count > 100, Array(page[0..<16]) == magic, SQLiteHeader(page) != nil else { return false }
         return page[72..<92].allSatisfy { $0 == 0 } && [2, 5, 10, 13].contains(page[100])
     }

@@ -1,0 +1,46 @@
+// The keys one opening of a file tries, each derived once.
+
+/// The key a connection opens a file with under each settings tried: a
+/// passphrase derived once per format, exactly as SQLCipher would, as a raw
+/// key with the file's salt, so that SQLCipher derives nothing and every
+/// further connection (a pool's readers, its checkpointer) opens at no
+/// derivation cost. A wrong passphrase costs one derivation per format tried.
+struct OpeningKeys {
+    /// The key the caller gave.
+    let given: DatabaseKey
+    let path: String
+    private var derived: [CipherSettings.Format: DatabaseKey] = [:]
+
+    init(_ given: DatabaseKey, path: String) {
+        self.given = given
+        self.path = path
+    }
+
+    /// The key for the existing file at ``path`` under `settings`: derived
+    /// from the file's salt (or a plaintext header's), or the given key when
+    /// it is raw or no salt can be read.
+    mutating func existing(_ settings: CipherSettings) -> DatabaseKey {
+        if let known = derived[settings.format] { return known }
+        let made = settings.fileSalt(path, key: given).flatMap { given.derived(salt: $0, settings) } ?? given
+        derived[settings.format] = made
+        return made
+    }
+
+    /// The key for a new file under `settings`: derived with a fresh salt
+    /// (or the settings' own), which the new file gets; the given key when
+    /// it is raw.
+    func new(_ settings: CipherSettings) -> DatabaseKey {
+        given.derivedForNewFile(settings) ?? given
+    }
+}
+
+/// The salt at the start of an encrypted file.
+enum FileSalt {
+    /// The first 16 bytes of the file at `path` when it is an encrypted
+    /// database with its salt in front (not plaintext, not empty, not
+    /// missing, no plaintext header); nil otherwise.
+    static func read(_ path: String) -> [UInt8]? {
+        guard let bytes = try? FileReader.start(of: path, count: 16), bytes.count == 16, bytes != SQLiteHeader.magic else { return nil }
+        return bytes
+    }
+}

@@ -1,0 +1,58 @@
+/// Hexadecimal text of bytes, and back: raw keys (`x'<hex>'`), key files,
+/// checksums, the CLI's output.
+package enum Hex {
+    /// The bytes as hex digits, two per byte.
+    package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+        String(decoding: digits(bytes, uppercase: uppercase), as: UTF8.self)
+    }
+
+    /// The bytes as the UTF-8 of hex digits: for text that is itself a secret
+    /// and must go into ``SecretBytes``, not a `String`.
+    package static func digits(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> [UInt8] {
+        let alphabet = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(alphabet[Int(byte >> 4)])
+            text.append(alphabet[Int(byte & 0xF)])
+        }
+        return text
+    }
+
+    /// The bytes that the UTF-8 hex digits `text` spell (either case), or
+    /// nil when it holds an odd number of characters or anything but hex
+    /// digits. A secret decoded here should be wiped by the caller
+    /// (``SecretBytes/wipe(_:)-(inout [UInt8])``).
+    package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        guard text.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count / 2)
+        var high: UInt8?
+        for character in text {
+            guard let value = value(of: character) else {
+                SecretBytes.wipe(&bytes)
+                return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return bytes
+    }
+
+    /// ``decode(_:)-(some Collection<UInt8>)`` of text.
+    package static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)) }
+
+    /// The value of one hex digit, or nil.
+    private static func value(of c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
