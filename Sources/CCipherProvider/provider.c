@@ -61,7 +61,7 @@ typedef int (*sqlcipher_register_provider_fn)(sqlcipher_provider *provider);
 typedef void (*sqlcipher_activate_fn)(void);
 
 enum { OK = 0, ERROR = 1, NOMEM = 7 };
-enum { KEY_SIZE = 32, IV_SIZE = 16, BLOCK_SIZE = 16, MAX_HMAC_SIZE = 64 };
+enum { KEY_SIZE = DBCRYPT_AES_KEY_SIZE, IV_SIZE = DBCRYPT_AES_BLOCK_SIZE, BLOCK_SIZE = DBCRYPT_AES_BLOCK_SIZE };
 
 
 static _Thread_local int selected_mode = DBCRYPT_MODE_DEFAULT;
@@ -136,11 +136,20 @@ static int hmac(void *ctx, unsigned char *key, int key_sz, unsigned char *in, in
         c->poisoned = 1;
         return ERROR;
     }
-    if (key_sz < 0 || key_sz > KEY_SIZE || in_sz < 0 || in2_sz < 0) return ERROR;
+    if (key_sz < 0 || key_sz > KEY_SIZE || in_sz < 0 || in2_sz < 0) {
+        c->poisoned = 1;
+        memset(out, 0, (size_t)size);
+        return ERROR;
+    }
     if (c->hmac == NULL || c->hmac_key_sz != key_sz || !dbcrypt_equal(c->hmac_key, key, (size_t)key_sz)) {
         dbcrypt_hmac_key_free(c->hmac);
         c->hmac = dbcrypt_hmac_key_new(hash(c), key, (size_t)key_sz);
-        if (c->hmac == NULL) return NOMEM;
+        if (c->hmac == NULL) {
+            // No HMAC can be computed: every page from here on fails its check.
+            c->poisoned = 1;
+            memset(out, 0, (size_t)size);
+            return NOMEM;
+        }
         memcpy(c->hmac_key, key, (size_t)key_sz);
         c->hmac_key_sz = key_sz;
     }
@@ -154,22 +163,28 @@ static int cipher(void *ctx, int encrypt, unsigned char *key, int key_sz, unsign
     // `in_sz` is the page size less its reserve. A reserve that holds an IV
     // and part of an HMAC means an HMAC layout too small for this mode.
     int reserve = page_size_above(in_sz) - in_sz;
-    if (c->poisoned || key_sz != KEY_SIZE || in_sz % BLOCK_SIZE != 0
+    if (c->poisoned || key_sz != KEY_SIZE || in_sz < 0 || in_sz % BLOCK_SIZE != 0
         || (reserve > IV_SIZE && reserve < IV_SIZE + hmac_size(c))) {
         c->poisoned = 1;
-        memset(out, 0, in_sz);
+        if (in_sz > 0) memset(out, 0, (size_t)in_sz);
         return ERROR;
     }
     if (c->cipher == NULL || !dbcrypt_equal(c->cipher_key, key, KEY_SIZE)) {
         dbcrypt_cbc_key_free(c->cipher);
         c->cipher = dbcrypt_cbc_key_new(key);
         if (c->cipher == NULL) {
+            // Zeros would otherwise get a valid HMAC: poison, as for a bad layout.
+            c->poisoned = 1;
             memset(out, 0, in_sz);
             return NOMEM;
         }
         memcpy(c->cipher_key, key, KEY_SIZE);
     }
-    return dbcrypt_cbc(c->cipher, encrypt != 0, iv, in, out, (size_t)in_sz) ? OK : ERROR;
+    if (!dbcrypt_cbc(c->cipher, encrypt != 0, iv, in, out, (size_t)in_sz)) {
+        c->poisoned = 1;
+        return ERROR;
+    }
+    return OK;
 }
 
 static int set_cipher(void *ctx, const char *name) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A key or cipher setting that cannot be used, found before any file is
 /// read or written. Thrown by ``DatabaseKey``'s initializers and by every
 /// routine that checks its settings first, in DBCrypt, DBCryptSeal and
@@ -15,4 +17,9 @@ public enum CipherError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidSetting(name, reason): "The cipher setting \(name) cannot be used: \(reason)."
         }
     }
+}
+
+extension CipherError: LocalizedError {
+    /// The same sentence as ``description``, so `localizedDescription` says it too.
+    public var errorDescription: String? { description }
 }

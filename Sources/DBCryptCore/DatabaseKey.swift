@@ -101,12 +101,26 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
     /// copy them anywhere that outlives it.
     package func withSQLCipherKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard kind != .passphrase else { return try secret.withUnsafeBytes(body) }
-        var text: [UInt8] = Array("x'".utf8)
-        secret.withUnsafeBytes { text += Hex.digits($0, uppercase: true) }
-        if let salt { text += Hex.digits(salt, uppercase: true) }
-        text.append(UInt8(ascii: "'"))
-        let spelled = SecretBytes(text)
-        SecretBytes.wipe(&text)
+        let salt = self.salt ?? []
+        // Written in place: no array of the digits is left unwiped.
+        let spelled = secret.withUnsafeBytes { key in
+            salt.withUnsafeBytes { salt in
+                SecretBytes(count: 3 + 2 * (key.count + salt.count)) { text in
+                    text[0] = UInt8(ascii: "x")
+                    text[1] = UInt8(ascii: "'")
+                    var index = 2
+                    for byte in key {
+                        Hex.write(byte, into: text, at: index)
+                        index += 2
+                    }
+                    for byte in salt {
+                        Hex.write(byte, into: text, at: index)
+                        index += 2
+                    }
+                    text[index] = UInt8(ascii: "'")
+                }
+            }
+        }
         return try spelled.withUnsafeBytes(body)
     }
 

@@ -30,16 +30,20 @@ package final class FileReader {
     ///   ``FileError/notRegularFile(path:kind:)`` for what is not a file.
     package init(path: String) throws(FileError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        var known = stat()
+        let parked = stat(path, &known) == 0 ? OpenFiles.all.takeParked(FileIdentity(known)) : nil
+        let fd = parked ?? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileError(errno: errno, path: path) }
+        // A parked descriptor goes back to the registry; closing it would drop the locks it waits for.
+        func giveUp() { if parked != nil { OpenFiles.all.close(fd, of: FileIdentity(known)) } else { close(fd) } }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let code = errno
-            close(fd)
+            giveUp()
             throw FileError(errno: code, path: path)
         }
         if let error = FileError(mode: info.st_mode, path: path) {
-            close(fd)
+            giveUp()
             throw error
         }
         self.fd = fd

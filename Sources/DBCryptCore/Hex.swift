@@ -6,17 +6,25 @@ package enum Hex {
         String(decoding: digits(bytes, uppercase: uppercase), as: UTF8.self)
     }
 
-    /// The bytes as the UTF-8 of hex digits: for text that is itself a secret
-    /// and must go into ``SecretBytes``, not a `String`.
-    package static func digits(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> [UInt8] {
-        let alphabet = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.underestimatedCount * 2)
+    /// The bytes as the UTF-8 of hex digits.
+    private static func digits(_ bytes: some Sequence<UInt8>, uppercase: Bool) -> [UInt8] {
+        var text = [UInt8](repeating: 0, count: bytes.underestimatedCount * 2)
+        var index = 0
         for byte in bytes {
-            text.append(alphabet[Int(byte >> 4)])
-            text.append(alphabet[Int(byte & 0xF)])
+            if index + 2 > text.count { text += [0, 0] }
+            text.withUnsafeMutableBytes { write(byte, into: $0, at: index, uppercase: uppercase) }
+            index += 2
         }
         return text
+    }
+
+    /// Writes `byte`'s two hex digits at `index` of `text`, in place: for
+    /// text that is itself a secret, made in ``SecretBytes``.
+    package static func write(_ byte: UInt8, into text: UnsafeMutableRawBufferPointer, at index: Int, uppercase: Bool = true) {
+        let letters = uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")
+        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : letters + nibble - 10 }
+        text[index] = digit(byte >> 4)
+        text[index + 1] = digit(byte & 0xF)
     }
 
     /// The bytes that the UTF-8 hex digits `text` spell (either case), or

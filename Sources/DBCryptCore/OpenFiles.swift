@@ -52,30 +52,38 @@ package final class OpenFiles: Sendable {
     }
 
     /// Records that a connection holding `id` closed; with the last one, the
-    /// descriptors parked for the file are closed.
+    /// descriptors parked for the file are closed. Under the lock, so that no
+    /// connection opens the file between the decision and the close.
     package func remove(_ id: FileIdentity) {
-        let descriptors = state.withLock { state -> [Int32] in
-            guard let count = state.counts[id] else { return [] }
+        state.withLock { state in
+            guard let count = state.counts[id] else { return }
             guard count == 1 else {
                 state.counts[id] = count - 1
-                return []
+                return
             }
             state.counts[id] = nil
-            return state.parked.removeValue(forKey: id) ?? []
+            for fd in state.parked.removeValue(forKey: id) ?? [] { closeDescriptor(fd) }
         }
-        for fd in descriptors { closeDescriptor(fd) }
     }
 
     /// Closes `fd`, a descriptor of file `id`, now if no connection holds the
     /// file, else when the last one is gone: closing it now would drop the
-    /// locks those connections hold.
+    /// locks those connections hold. Under the lock, as ``remove(_:)``.
     package func close(_ fd: Int32, of id: FileIdentity) {
-        let now = state.withLock { state -> Bool in
-            guard state.counts[id] != nil else { return true }
-            state.parked[id, default: []].append(fd)
-            return false
+        state.withLock { state in
+            if state.counts[id] != nil {
+                state.parked[id, default: []].append(fd)
+            } else {
+                closeDescriptor(fd)
+            }
         }
-        if now { closeDescriptor(fd) }
+    }
+
+    /// A descriptor of file `id` parked by ``close(_:of:)``, taken back for
+    /// reading, or nil: what keeps their number at the number of readers at
+    /// once, however often the file is read while it is held.
+    package func takeParked(_ id: FileIdentity) -> Int32? {
+        state.withLock { $0.parked[id]?.popLast() }
     }
 }
 

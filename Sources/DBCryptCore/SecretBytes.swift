@@ -31,6 +31,16 @@ package final class SecretBytes: @unchecked Sendable {
         self.count = count
     }
 
+    /// `count` bytes that `initialize` writes straight into memory this
+    /// object owns (it is given them zeroed), so that no copy of them is
+    /// made anywhere else.
+    package init(count: Int, initializingWith initialize: (UnsafeMutableRawBufferPointer) -> Void) {
+        buffer = .allocate(byteCount: max(count, 1), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        self.count = count
+        initialize(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+
     deinit {
         Self.wipe(buffer)
         buffer.deallocate()

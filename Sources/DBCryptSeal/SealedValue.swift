@@ -50,7 +50,7 @@ extension SealingKey {
     ///
     /// The nonce is drawn by this call and cannot be given, so two seals
     /// never share one. Random 96-bit nonces stay safe for about 2^32 seals
-    /// per key: rotate keys long before (``SealedStore/rotateDataKey(progress:)``
+    /// per key: rotate keys long before (``SealedStore/rotateDataKey(progress:cancellation:)``
     /// re-seals a store's entries under a new key).
     ///
     /// - throws: ``SealError/systemFailure(reason:)`` if the system gives no

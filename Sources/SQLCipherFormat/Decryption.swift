@@ -21,24 +21,27 @@ extension EncryptedDatabaseFile {
     ///
     /// - throws: ``SQLCipherFormatError/damaged(path:pages:)`` naming every page that
     ///   does not authenticate or is missing; `destinationExists`, `cannotWrite`,
-    ///   `cannotRead`; `cancelled` when `progress` returns false.
-    public func decrypt(to output: String, progress: ((Int, Int) -> Bool)? = nil) throws -> DecryptionSummary {
-        try writePlaintext(to: output, salvaging: false, progress: progress)
+    ///   `cannotRead`; `cancelled` once `cancellation` is cancelled.
+    public func decrypt(to output: String, progress: (@Sendable (JobProgress) -> Void)? = nil,
+                        cancellation: JobCancellation? = nil) throws -> DecryptionSummary {
+        try writePlaintext(to: output, salvaging: false, progress: progress, cancellation: cancellation)
     }
 
     /// Writes what can be read of a damaged database as a plaintext SQLite
-    /// file: as ``decrypt(to:progress:)``, but a page that does not
+    /// file: as ``decrypt(to:progress:cancellation:)``, but a page that does not
     /// authenticate (or is missing) becomes zeros, and a damaged page 1 a
     /// fresh header with an empty schema, so that SQLite's own recovery
     /// (the `sqlite3` shell's `.recover`) can find the tables' pages.
     ///
     /// - throws: `destinationExists`, `cannotWrite`, `cannotRead`, `cancelled`.
-    public func recoverPages(to output: String, progress: ((Int, Int) -> Bool)? = nil) throws -> DecryptionSummary {
-        try writePlaintext(to: output, salvaging: true, progress: progress)
+    public func recoverPages(to output: String, progress: (@Sendable (JobProgress) -> Void)? = nil,
+                             cancellation: JobCancellation? = nil) throws -> DecryptionSummary {
+        try writePlaintext(to: output, salvaging: true, progress: progress, cancellation: cancellation)
     }
 
-    private func writePlaintext(to output: String, salvaging: Bool, progress: ((Int, Int) -> Bool)?) throws -> DecryptionSummary {
-        let pageSize = parameters.pageSize
+    private func writePlaintext(to output: String, salvaging: Bool, progress: (@Sendable (JobProgress) -> Void)?,
+                                cancellation: JobCancellation?) throws -> DecryptionSummary {
+        let pageSize = layout.pageSize
         let log = try CommittedLog(beside: path, pageSize: pageSize)
         let filePages = Int(reader.size / Int64(pageSize))
         let firstPage = try reader.read(pageSize, at: 0)
@@ -64,7 +67,7 @@ extension EncryptedDatabaseFile {
                 source = try log!.reader.read(into: page, at: offset) == pageSize ? UnsafeRawBufferPointer(page) : nil
                 fromLog += 1
             }
-            if number == parameters.lockBytePage && log?.pages[UInt32(number)] == nil {
+            if number == layout.lockBytePage && log?.pages[UInt32(number)] == nil {
                 out.initializeMemory(as: UInt8.self, repeating: 0)  // never written, never read
             } else if let source, !cipher.authenticates || cipher.authenticates(source, number: UInt32(number)) {
                 guard cipher.decrypt(source, number: UInt32(number), into: out) else {
@@ -91,7 +94,8 @@ extension EncryptedDatabaseFile {
             }
             writer.submit(damaged.isEmpty || salvaging ? whole * pageSize : 0)
             done = first - 1 + whole
-            if let progress, !progress(done, total) { throw SQLCipherFormatError.cancelled }
+            if cancellation?.isCancelled == true { throw SQLCipherFormatError.cancelled }
+            progress?(JobProgress(completed: done, total: total))
         }
         for number in stride(from: done + 1, through: total, by: 1) {
             let single = UnsafeMutableRawBufferPointer(rebasing: try writer.buffer()[0..<pageSize])
@@ -102,7 +106,7 @@ extension EncryptedDatabaseFile {
         guard damaged.isEmpty || salvaging else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }
         try writer.finish()
         finished = true
-        _ = progress?(total, total)
+        progress?(JobProgress(completed: total, total: total))
         return DecryptionSummary(pageCount: total, pagesFromLog: fromLog, zeroedPages: damaged)
     }
 
@@ -110,8 +114,8 @@ extension EncryptedDatabaseFile {
     /// (or the clear header as it is), and marks the file rollback-journal
     /// mode, since the plaintext copy has no `-wal` of its own.
     private func restoreHeader(_ plain: UnsafeMutableRawBufferPointer, from page: UnsafeRawBufferPointer) {
-        if parameters.plaintextHeaderSize > 0 {
-            plain.copyMemory(from: UnsafeRawBufferPointer(rebasing: page[0..<parameters.plaintextHeaderSize]))
+        if layout.plaintextHeaderSize > 0 {
+            plain.copyMemory(from: UnsafeRawBufferPointer(rebasing: page[0..<layout.plaintextHeaderSize]))
         }
         plain.copyBytes(from: SQLiteHeader.magic)
         plain[18] = 1
@@ -120,7 +124,7 @@ extension EncryptedDatabaseFile {
 
     /// A header and an empty schema table for a page 1 that did not authenticate.
     private func writeFreshHeader(_ plain: UnsafeMutableRawBufferPointer, pageCount: Int) {
-        let pageSize = parameters.pageSize
+        let pageSize = layout.pageSize
         func put(_ value: UInt32, at offset: Int) {
             for index in 0..<4 { plain[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(index))) }
         }
@@ -129,7 +133,7 @@ extension EncryptedDatabaseFile {
         plain[17] = UInt8(truncatingIfNeeded: pageSize == 65536 ? 1 : pageSize)
         plain[18] = 1
         plain[19] = 1
-        plain[20] = UInt8(parameters.reserveSize)
+        plain[20] = UInt8(layout.reserveSize)
         plain[21] = 64
         plain[22] = 32
         plain[23] = 32
@@ -142,7 +146,7 @@ extension EncryptedDatabaseFile {
         put(3_015_002, at: 96)
         // An empty table b-tree leaf: sqlite_master with no rows.
         plain[100] = 13
-        let contentStart = pageSize - parameters.reserveSize
+        let contentStart = pageSize - layout.reserveSize
         plain[105] = UInt8(truncatingIfNeeded: contentStart >> 8)
         plain[106] = UInt8(truncatingIfNeeded: contentStart)
     }

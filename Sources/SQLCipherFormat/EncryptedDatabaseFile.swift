@@ -18,7 +18,9 @@ public final class EncryptedDatabaseFile {
     /// The file's path.
     public let path: String
     /// The settings the file was written with.
-    public let parameters: CipherParameters
+    public var settings: CipherSettings { layout.settings }
+    /// Those settings, resolved for reading pages.
+    let layout: PageLayout
     /// The file's 16-byte salt (not a secret): its first 16 bytes, or the
     /// one given for a file with a plaintext header.
     public let salt: [UInt8]
@@ -31,34 +33,37 @@ public final class EncryptedDatabaseFile {
     /// Opens `path` with `key`.
     ///
     /// - parameters:
-    ///   - parameters: the file's settings; nil to try the standard ones.
-    ///   - salt: the salt of a file with a plaintext header, unless `key` is a raw key with its salt.
+    ///   - settings: the file's settings; nil to try the standard ones.
+    ///   - salt: the salt of a file with a plaintext header, unless `key` is
+    ///     a raw key with its salt (or `settings` carries it).
     /// - throws: ``SQLCipherFormatError``: `fileNotFound`, `cannotRead`,
     ///   `tooShort`, `notEncrypted` (a plaintext SQLite file), `saltNeeded`
     ///   (a plaintext header and no salt), `wrongKey` (no setting authenticates),
-    ///   or ``CipherError`` for settings out of range or a salt not 16 bytes.
-    public init(path: String, key: DatabaseKey, parameters: CipherParameters? = nil, salt: [UInt8]? = nil) throws {
-        try parameters?.validate()
+    ///   or ``DBCryptCore/CipherError`` for settings out of range or a salt not 16 bytes.
+    public init(path: String, key: DatabaseKey, settings: CipherSettings? = nil, salt: [UInt8]? = nil) throws {
+        try settings?.validate()
+        let layout = settings.map(PageLayout.init)
+        let salt = salt ?? settings?.salt
         if let salt, salt.count != 16 { throw CipherError.invalidKey(reason: "a salt is 16 bytes, not \(salt.count)") }
         let reader = try SourceFile(path: path)
         guard reader.size >= 512 else { throw SQLCipherFormatError.tooShort(path: path, size: reader.size) }
         let start = try reader.read(2 * 65536, at: 0)
         let clearHeader = Array(start[0..<16]) == SQLiteHeader.magic
         if clearHeader && SQLiteHeader.isPlaintextDatabase(start) { throw SQLCipherFormatError.notEncrypted(path: path) }
-        let saltOutside = clearHeader || (parameters?.plaintextHeaderSize ?? 0) > 0
+        let saltOutside = clearHeader || (layout?.plaintextHeaderSize ?? 0) > 0
         guard let fileSalt = saltOutside ? key.salt ?? salt : key.salt ?? Array(start[0..<16]) else {
             throw SQLCipherFormatError.saltNeeded(path: path)
         }
-        let candidates = Self.candidates(given: parameters, clearHeader: clearHeader ? start : nil)
+        let candidates = Self.candidates(given: layout, clearHeader: clearHeader ? start : nil)
         var keys: [String: SecretBytes] = [:]  // encryption keys by KDF, each derived once
         var secondPageMatch: PageCipher?
         for candidate in candidates {
             let kdf = "\(candidate.kdfHash) \(candidate.kdfIterations)"
             let encryptionKey = try keys[kdf] ?? key.encryptionKey(salt: fileSalt, hash: candidate.kdfHash, iterations: candidate.kdfIterations)
             keys[kdf] = encryptionKey
-            let cipher = try PageCipher(encryptionKey: encryptionKey, salt: fileSalt, parameters: candidate)
+            let cipher = try PageCipher(encryptionKey: encryptionKey, salt: fileSalt, layout: candidate)
             if Self.firstPageMatches(start, cipher) {
-                (self.path, self.reader, self.cipher, self.parameters, self.salt) = (path, reader, cipher, candidate, fileSalt)
+                (self.path, self.reader, self.cipher, self.layout, self.salt) = (path, reader, cipher, candidate, fileSalt)
                 firstPageAuthenticates = true
                 return
             }
@@ -68,10 +73,10 @@ public final class EncryptedDatabaseFile {
             }
         }
         guard let cipher = secondPageMatch else {
-            let tried = parameters.map { "\($0)" } ?? "SQLCipher 4, 3, 2 and 1 settings with every page size"
+            let tried = settings.map { "\($0)" } ?? "SQLCipher 4, 3, 2 and 1 settings with every page size"
             throw SQLCipherFormatError.wrongKey(path: path, triedSettings: tried)
         }
-        (self.path, self.reader, self.cipher, self.parameters, self.salt) = (path, reader, cipher, cipher.parameters, fileSalt)
+        (self.path, self.reader, self.cipher, self.layout, self.salt) = (path, reader, cipher, cipher.layout, fileSalt)
         firstPageAuthenticates = false
     }
 
@@ -84,18 +89,18 @@ public final class EncryptedDatabaseFile {
     }
 
     /// Pages in the file, the last one counted even when the file ends inside it.
-    public var pageCount: Int { Int((reader.size + Int64(parameters.pageSize) - 1) / Int64(parameters.pageSize)) }
+    public var pageCount: Int { Int((reader.size + Int64(layout.pageSize) - 1) / Int64(layout.pageSize)) }
 
     /// The settings to try: the given ones, else the standard sets, each with
     /// its own page size first, then every other. A file whose first bytes
     /// are in the clear states its page size there, and is tried with every
     /// plaintext header size unless one is given.
-    private static func candidates(given: CipherParameters?, clearHeader: [UInt8]?) -> [CipherParameters] {
-        var candidates: [CipherParameters] = []
+    private static func candidates(given: PageLayout?, clearHeader: [UInt8]?) -> [PageLayout] {
+        var candidates: [PageLayout] = []
         let statedSize = clearHeader.flatMap { SQLiteHeader($0)?.pageSize }
-        for standard in given.map({ [$0] }) ?? CipherParameters.standard {
+        for standard in given.map({ [$0] }) ?? CipherSettings.standard.map(PageLayout.init) {
             let sizes = given != nil ? [standard.pageSize]
-                : statedSize.map { [$0] } ?? [standard.pageSize] + CipherParameters.pageSizes.filter { $0 != standard.pageSize }
+                : statedSize.map { [$0] } ?? [standard.pageSize] + CipherSettings.pageSizes.filter { $0 != standard.pageSize }
             let headerSizes = clearHeader == nil || standard.plaintextHeaderSize > 0 ? [standard.plaintextHeaderSize] : [32, 16, 48, 64, 80, 96]
             for size in sizes {
                 for headerSize in headerSizes {
@@ -117,13 +122,13 @@ public final class EncryptedDatabaseFile {
     /// plaintext header that covers bytes 72-91 leaves no test that a wrong
     /// key would fail, so such settings never match.
     private static func firstPageMatches(_ start: [UInt8], _ cipher: PageCipher) -> Bool {
-        let size = cipher.parameters.pageSize
+        let size = cipher.layout.pageSize
         guard start.count >= size else { return false }
         return start[0..<size].withUnsafeBytes { page in
             if cipher.authenticates { return cipher.authenticates(page, number: 1) }
-            guard cipher.parameters.plaintextHeaderSize <= 72, let plain = decryptedPage(page, cipher),
+            guard cipher.layout.plaintextHeaderSize <= 72, let plain = decryptedPage(page, cipher),
                   let header = SQLiteHeader(plain) else { return false }
-            return header.pageSize == size && header.reserve >= cipher.parameters.reserveSize
+            return header.pageSize == size && header.reserve >= cipher.layout.reserveSize
                 && plain[72..<92].allSatisfy { $0 == 0 } && [2, 5, 10, 13].contains(plain[100])
         }
     }
@@ -133,7 +138,7 @@ public final class EncryptedDatabaseFile {
     private static func decryptedPage(_ page: UnsafeRawBufferPointer, _ cipher: PageCipher) -> [UInt8]? {
         var plain = [UInt8](repeating: 0, count: page.count)
         let ok = plain.withUnsafeMutableBytes { cipher.decrypt(page, number: 1, into: $0) }
-        plain.replaceSubrange(0..<cipher.parameters.plaintextHeaderSize, with: page[0..<cipher.parameters.plaintextHeaderSize])
+        plain.replaceSubrange(0..<cipher.layout.plaintextHeaderSize, with: page[0..<cipher.layout.plaintextHeaderSize])
         return ok ? plain : nil
     }
 

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A file this library reads: the core's ``FileReader`` (which keeps the
+/// A file this library reads: the core's `FileReader` (which keeps the
 /// process's locks), with its errors as ``SQLCipherFormatError``.
 struct SourceFile {
     private let file: FileReader

@@ -16,13 +16,14 @@ extension EncryptedDatabaseFile {
     ///   beside the file holds frames (checkpoint them first: a log must never
     ///   meet a file it was not written for); `damaged` naming the pages that do
     ///   not authenticate; `destinationExists`,
-    ///   `cannotWrite`, `cannotRead`; `cancelled` when `progress` returns false.
-    public func convertHeader(to output: String, plaintextHeaderSize: Int,
-                              progress: ((Int, Int) -> Bool)? = nil) throws -> CipherParameters {
-        var converted = parameters
-        converted.plaintextHeaderSize = plaintextHeaderSize
-        try converted.validate()
-        if let log = try WriteAheadLog.beside(path, pageSize: parameters.pageSize) {
+    ///   `cannotWrite`, `cannotRead`; `cancelled` once `cancellation` is cancelled.
+    public func convertHeader(to output: String, plaintextHeaderSize: Int, progress: (@Sendable (JobProgress) -> Void)? = nil,
+                              cancellation: JobCancellation? = nil) throws -> CipherSettings {
+        var convertedSettings = settings
+        convertedSettings.plaintextHeaderSize = plaintextHeaderSize
+        try convertedSettings.validate()
+        let converted = PageLayout(convertedSettings)
+        if let log = try WriteAheadLog.beside(path, pageSize: layout.pageSize) {
             var frames = 0
             try log.scan({ _, _ in frames += 1 }, cutShort: { _, _ in })
             guard frames == 0 else { throw SQLCipherFormatError.unfinishedLog(path: path) }
@@ -30,8 +31,8 @@ extension EncryptedDatabaseFile {
         let writer = try FileWriter(creating: output)
         var finished = false
         defer { if !finished { writer.discard() } }
-        let pageSize = parameters.pageSize
-        let newCipher = try PageCipher(encryptionKey: cipher.encryptionKey, salt: salt, parameters: converted)
+        let pageSize = layout.pageSize
+        let newCipher = try PageCipher(encryptionKey: cipher.encryptionKey, salt: salt, layout: converted)
         var damaged: [Int] = []
         try forEachWindow { first, window in
             let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: window.count, alignment: 16)
@@ -40,7 +41,7 @@ extension EncryptedDatabaseFile {
             for (index, start) in stride(from: 0, to: window.count, by: pageSize).enumerated() {
                 let number = first + index
                 let page = UnsafeRawBufferPointer(rebasing: window[start..<min(start + pageSize, window.count)])
-                guard page.count == pageSize, number == parameters.lockBytePage || !cipher.authenticates
+                guard page.count == pageSize, number == layout.lockBytePage || !cipher.authenticates
                         || cipher.authenticates(page, number: UInt32(number)) else {
                     damaged.append(number)
                     continue
@@ -50,12 +51,13 @@ extension EncryptedDatabaseFile {
                 }
             }
             if damaged.isEmpty { try writer.write(UnsafeRawBufferPointer(copy)) }
-            if let progress, !progress(first - 1 + window.count / pageSize, pageCount) { throw SQLCipherFormatError.cancelled }
+            if cancellation?.isCancelled == true { throw SQLCipherFormatError.cancelled }
+            progress?(JobProgress(completed: first - 1 + window.count / pageSize, total: pageCount))
         }
         guard damaged.isEmpty else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }
         try writer.finish()
         finished = true
-        return converted
+        return convertedSettings
     }
 
     private func reencryptFirstPage(_ page: UnsafeRawBufferPointer, with newCipher: PageCipher, into out: UnsafeMutableRawBufferPointer) throws {
@@ -67,14 +69,14 @@ extension EncryptedDatabaseFile {
         guard cipher.decrypt(page, number: 1, into: plain) else {
             throw SQLCipherFormatError.cannotRead(path: path, reason: "OpenSSL failed to decrypt page 1")
         }
-        if parameters.plaintextHeaderSize > 0 {
-            plain.copyMemory(from: UnsafeRawBufferPointer(rebasing: page[0..<parameters.plaintextHeaderSize]))
+        if layout.plaintextHeaderSize > 0 {
+            plain.copyMemory(from: UnsafeRawBufferPointer(rebasing: page[0..<layout.plaintextHeaderSize]))
         }
         plain.copyBytes(from: SQLiteHeader.magic)
         guard newCipher.encrypt(UnsafeRawBufferPointer(plain), number: 1, into: out) else {
             throw SQLCipherFormatError.cannotWrite(path: path, reason: "OpenSSL failed to encrypt page 1")
         }
-        let clear = newCipher.parameters.plaintextHeaderSize
+        let clear = newCipher.layout.plaintextHeaderSize
         if clear > 0 {
             out.copyMemory(from: UnsafeRawBufferPointer(rebasing: plain[0..<clear]))
         } else {

@@ -10,7 +10,7 @@ import DBCryptCore
 /// encrypted content and the IV, then the page number in four bytes.
 /// One thread at a time.
 final class PageCipher {
-    let parameters: CipherParameters
+    let layout: PageLayout
     /// The AES key, kept for a copy of the file with other settings (a new plaintext header).
     let encryptionKey: SecretBytes
     private let cipher: OpaquePointer
@@ -21,21 +21,21 @@ final class PageCipher {
     /// the HMAC key derived from it as SQLCipher does (PBKDF2 with the salt
     /// XOR the mask, 2 iterations).
     ///
-    /// - throws: ``CipherError/invalidSetting(name:reason:)`` when OpenSSL cannot make the keys.
-    init(encryptionKey: SecretBytes, salt: [UInt8], parameters: CipherParameters) throws {
-        self.parameters = parameters
+    /// - throws: ``DBCryptCore/CipherError/invalidSetting(name:reason:)`` when OpenSSL cannot make the keys.
+    init(encryptionKey: SecretBytes, salt: [UInt8], layout: PageLayout) throws {
+        self.layout = layout
         self.encryptionKey = encryptionKey
         var hmacKey = [UInt8](repeating: 0, count: 32)
         defer { hmacKey.withUnsafeMutableBytes { dbcrypt_wipe($0.baseAddress, $0.count) } }
-        let hmacSalt = salt.map { $0 ^ parameters.hmacSaltMask }
+        let hmacSalt = salt.map { $0 ^ layout.hmacSaltMask }
         let cipher = encryptionKey.withUnsafeBytes { dbcrypt_cbc_key_new($0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
         let hmac: OpaquePointer? = encryptionKey.withUnsafeBytes { key in
-            guard let hash = parameters.hmacHash,
-                  dbcrypt_pbkdf2(parameters.kdfHash.cValue, key.baseAddress, key.count, hmacSalt, hmacSalt.count,
-                                 UInt32(parameters.hmacKDFIterations), &hmacKey, hmacKey.count) == 1 else { return nil }
+            guard let hash = layout.hmacHash,
+                  dbcrypt_pbkdf2(layout.kdfHash.cValue, key.baseAddress, key.count, hmacSalt, hmacSalt.count,
+                                 UInt32(layout.hmacKDFIterations), &hmacKey, hmacKey.count) == 1 else { return nil }
             return dbcrypt_hmac_key_new(hash.cValue, hmacKey, hmacKey.count)
         }
-        guard let cipher, hmac != nil || parameters.hmacHash == nil else {
+        guard let cipher, hmac != nil || layout.hmacHash == nil else {
             dbcrypt_cbc_key_free(cipher)
             dbcrypt_hmac_key_free(hmac)
             throw CipherError.invalidSetting(name: "cipher", reason: "OpenSSL could not set up these keys")
@@ -50,16 +50,16 @@ final class PageCipher {
     }
 
     /// Where page `number`'s encrypted content begins.
-    func contentStart(_ number: UInt32) -> Int { number == 1 ? parameters.firstPageOffset : 0 }
+    func contentStart(_ number: UInt32) -> Int { number == 1 ? layout.firstPageOffset : 0 }
 
     /// Whether a page carries an HMAC at all (not in SQLCipher 1 files).
-    var authenticates: Bool { parameters.hmacHash != nil }
+    var authenticates: Bool { layout.hmacHash != nil }
 
     /// Whether `page` (one whole page) is page `number` as written with these
     /// keys. Always false for files with no HMAC.
     func authenticates(_ page: UnsafeRawBufferPointer, number: UInt32) -> Bool {
-        guard let hash = parameters.hmacHash, let hmac, page.count == parameters.pageSize else { return false }
-        let start = contentStart(number), ivEnd = parameters.contentEnd + 16
+        guard let hash = layout.hmacHash, let hmac, page.count == layout.pageSize else { return false }
+        let start = contentStart(number), ivEnd = layout.contentEnd + 16
         var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         return withUnsafeMutableBytes(of: &mac) { mac in
             var pgno = pageNumberBytes(number)
@@ -72,12 +72,12 @@ final class PageCipher {
     /// the reserve zeroed; bytes before the content (page 1's salt or header)
     /// are left for the caller. Does not authenticate. False if OpenSSL failed.
     func decrypt(_ page: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
-        let start = contentStart(number), end = parameters.contentEnd
-        guard page.count == parameters.pageSize, out.count == parameters.pageSize else { return false }
+        let start = contentStart(number), end = layout.contentEnd
+        guard page.count == layout.pageSize, out.count == layout.pageSize else { return false }
         guard dbcrypt_cbc(cipher, 0, page.baseAddress! + end, page.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
             return false
         }
-        (out.baseAddress! + end).initializeMemory(as: UInt8.self, repeating: 0, count: parameters.reserveSize)
+        (out.baseAddress! + end).initializeMemory(as: UInt8.self, repeating: 0, count: layout.reserveSize)
         return true
     }
 
@@ -85,10 +85,10 @@ final class PageCipher {
     /// IV, with its HMAC and random padding, as SQLCipher writes it; bytes
     /// before the content are left for the caller. False if OpenSSL failed.
     func encrypt(_ plain: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
-        let start = contentStart(number), end = parameters.contentEnd
-        guard plain.count == parameters.pageSize, out.count == parameters.pageSize else { return false }
+        let start = contentStart(number), end = layout.contentEnd
+        guard plain.count == layout.pageSize, out.count == layout.pageSize else { return false }
         var generator = SystemRandomNumberGenerator()
-        for index in end..<parameters.pageSize { out[index] = generator.next() }
+        for index in end..<layout.pageSize { out[index] = generator.next() }
         guard dbcrypt_cbc(cipher, 1, out.baseAddress! + end, plain.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
             return false
         }
@@ -99,7 +99,7 @@ final class PageCipher {
     }
 
     private func pageNumberBytes(_ number: UInt32) -> (UInt8, UInt8, UInt8, UInt8) {
-        let value: UInt32 = switch parameters.hmacPageNumber {
+        let value: UInt32 = switch layout.hmacPageNumber {
         case .littleEndian: number.littleEndian
         case .bigEndian: number.bigEndian
         case .native: number

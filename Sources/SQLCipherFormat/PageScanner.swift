@@ -27,7 +27,7 @@ public struct SalvagedSchemaEntry: Sendable, Equatable {
 }
 
 /// Reads the rows of a plaintext SQLite file page by page, without SQLite,
-/// as a damaged file's salvage needs: what ``EncryptedDatabaseFile/recoverPages(to:progress:)``
+/// as a damaged file's salvage needs: what ``EncryptedDatabaseFile/recoverPages(to:progress:cancellation:)``
 /// writes, where pages that did not authenticate are zeros. Every read is
 /// bounds-checked: a page that is not what it claims is skipped, never trusted.
 /// Table b-trees are walked from their roots; the rows of table leaves that

@@ -59,7 +59,9 @@ public struct PageDamage: Sendable, Hashable, CustomStringConvertible {
 /// What a verification found.
 public struct VerificationReport: Sendable {
     /// The settings the file was read with.
-    public let parameters: CipherParameters
+    public var settings: CipherSettings { layout.settings }
+    /// Those settings, resolved for reading pages.
+    let layout: PageLayout
     /// Pages in the database file (a last, partial one counted).
     public let pageCount: Int
     /// Frames of the current log in the `-wal` file beside it (0 when there is none).
@@ -82,13 +84,13 @@ extension EncryptedDatabaseFile {
     /// Checks every page of the file (in use, free, or past the end of the
     /// b-tree; but the lock-byte page at 1 GiB, which no SQLite writes) and every frame of the current log in the `-wal` beside it,
     /// reading a bounded window at a time. `progress`, if given, is called
-    /// with pages done and the total after each window, and returns false to stop.
+    /// with the pages done after each window.
     ///
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``, or
-    ///   ``SQLCipherFormatError/cancelled`` when `progress` returned false.
-    public func verify(progress: ((Int, Int) -> Bool)? = nil) throws -> VerificationReport {
+    ///   ``SQLCipherFormatError/cancelled`` once `cancellation` is cancelled.
+    public func verify(progress: (@Sendable (JobProgress) -> Void)? = nil, cancellation: JobCancellation? = nil) throws -> VerificationReport {
         var collector = DamageCollector()
-        let pageSize = parameters.pageSize
+        let pageSize = layout.pageSize
         let log = try WriteAheadLog.beside(path, pageSize: pageSize)
         let total = pageCount + Int((log?.reader.size ?? 0) / Int64(pageSize))
         var done = 0
@@ -96,7 +98,7 @@ extension EncryptedDatabaseFile {
             for (index, pageStart) in stride(from: 0, to: window.count, by: pageSize).enumerated() {
                 let number = first + index
                 let offset = Int64(number - 1) * Int64(pageSize)
-                guard number != parameters.lockBytePage else { continue }
+                guard number != layout.lockBytePage else { continue }
                 let page = UnsafeRawBufferPointer(rebasing: window[pageStart..<min(pageStart + pageSize, window.count)])
                 guard page.count == pageSize else {
                     collector.add(PageDamage(page: number, location: .database, byteRange: offset..<offset + Int64(page.count), kind: .shortPage))
@@ -107,19 +109,20 @@ extension EncryptedDatabaseFile {
                 }
             }
             done += window.count / pageSize
-            if let progress, !progress(done, total) { throw SQLCipherFormatError.cancelled }
+            if cancellation?.isCancelled == true { throw SQLCipherFormatError.cancelled }
+            progress?(JobProgress(completed: done, total: total))
         }
         if let missing = try missingPages() {
             collector.add(missing)
         }
         let (frames, logDamage) = try verifyLog(log)
         for damage in logDamage { collector.add(damage) }
-        return VerificationReport(parameters: parameters, pageCount: pageCount, walFrameCount: frames,
+        return VerificationReport(layout: layout, pageCount: pageCount, walFrameCount: frames,
                                   authenticated: cipher.authenticates, damage: collector.damage, damageCount: collector.count)
     }
 
     /// Checks every frame of the current log in the `-wal` beside the file,
-    /// as ``verify(progress:)`` does: its header, and each frame's HMAC,
+    /// as ``verify(progress:cancellation:)`` does: its header, and each frame's HMAC,
     /// salts and checksum. A log the file ends inside its last frame is not
     /// damage (a process killed while appending), nor are frames after the
     /// last commit (SQLite ignores them).
@@ -127,7 +130,7 @@ extension EncryptedDatabaseFile {
     /// - returns: the frames of the current log, and the damage found.
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``.
     public func verifyLog() throws -> (frameCount: Int, damage: [PageDamage]) {
-        try verifyLog(WriteAheadLog.beside(path, pageSize: parameters.pageSize))
+        try verifyLog(WriteAheadLog.beside(path, pageSize: layout.pageSize))
     }
 
     private func verifyLog(_ log: WriteAheadLog?) throws -> (frameCount: Int, damage: [PageDamage]) {
@@ -177,13 +180,14 @@ extension EncryptedDatabaseFile {
     ///
     /// - returns: how many frames authenticate, and the damage of those that do not.
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``,
-    ///   ``CipherError``.
+    ///   ``DBCryptCore/CipherError``.
     public static func authenticateLog(besideDatabaseAt databasePath: String, key: DatabaseKey, salt: [UInt8],
-                                       parameters: CipherParameters) throws -> (authenticated: Int, failing: [PageDamage]) {
-        try parameters.validate()
-        guard let log = try WriteAheadLog.beside(databasePath, pageSize: parameters.pageSize), log.headerIsValid else { return (0, []) }
-        let encryptionKey = try key.encryptionKey(salt: key.salt ?? salt, hash: parameters.kdfHash, iterations: parameters.kdfIterations)
-        let cipher = try PageCipher(encryptionKey: encryptionKey, salt: key.salt ?? salt, parameters: parameters)
+                                       settings: CipherSettings) throws -> (authenticated: Int, failing: [PageDamage]) {
+        try settings.validate()
+        let layout = PageLayout(settings)
+        guard let log = try WriteAheadLog.beside(databasePath, pageSize: layout.pageSize), log.headerIsValid else { return (0, []) }
+        let encryptionKey = try key.encryptionKey(salt: key.salt ?? salt, hash: layout.kdfHash, iterations: layout.kdfIterations)
+        let cipher = try PageCipher(encryptionKey: encryptionKey, salt: key.salt ?? salt, layout: layout)
         guard cipher.authenticates else { return (0, []) }
         var results: [(index: Int, damage: PageDamage?)] = []
         var lastCommit = -1
@@ -206,20 +210,20 @@ extension EncryptedDatabaseFile {
             guard cipher.authenticates(page, number: number) else { return .hmacMismatch }
         }
         if number == 1 {
-            guard let header = Self.decryptedHeader(page, cipher), header.pageSize == parameters.pageSize,
-                  header.reserve >= parameters.reserveSize else { return .badHeader }
+            guard let header = Self.decryptedHeader(page, cipher), header.pageSize == layout.pageSize,
+                  header.reserve >= layout.reserveSize else { return .badHeader }
         }
         return nil
     }
 
     /// The pages page 1's header counts that the file does not have, as one damage.
     private func missingPages() throws -> PageDamage? {
-        let page = try reader.read(parameters.pageSize, at: 0)
-        guard page.count == parameters.pageSize, firstPageAuthenticates || !cipher.authenticates,
+        let page = try reader.read(layout.pageSize, at: 0)
+        guard page.count == layout.pageSize, firstPageAuthenticates || !cipher.authenticates,
               let counted = page.withUnsafeBytes({ Self.decryptedHeader($0, cipher) })?.validPageCount else { return nil }
-        let have = Int(reader.size / Int64(parameters.pageSize))
+        let have = Int(reader.size / Int64(layout.pageSize))
         guard counted > have else { return nil }
-        let size = Int64(parameters.pageSize)
+        let size = Int64(layout.pageSize)
         return PageDamage(page: have + 1, location: .database, byteRange: Int64(have) * size..<Int64(counted) * size, kind: .missing)
     }
 
@@ -229,7 +233,7 @@ extension EncryptedDatabaseFile {
     /// Calls `body` with the file read a window of whole pages at a time (the
     /// last window may end in a partial page), and the number of its first page.
     func forEachWindow(_ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
-        let pageSize = parameters.pageSize
+        let pageSize = layout.pageSize
         let pagesPerWindow = Self.windowPages(pageSize)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pagesPerWindow * pageSize, alignment: 16)
         defer { buffer.deallocate() }

@@ -216,7 +216,7 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
         guard header.count == WriteAheadLog.headerSize else { return nil }
         let stated = Int(WriteAheadLog.word(header, 8, bigEndian: true))
         let pageSize = stated == 1 ? 65536 : stated
-        guard CipherParameters.pageSizes.contains(pageSize) else {
+        guard CipherSettings.pageSizes.contains(pageSize) else {
             // No frame can be told apart. With SQLite's magic, a log longer
             // than its header held some; without it (zeros after a power
             // loss, say) this is no log, and SQLite ignores it too.

@@ -131,13 +131,13 @@ struct CheckResult {
         let sqlite = !linkedSQLCipherOpens ? "the linked SQLCipher cannot open these settings, so SQLite's integrity check did not run"
             : cipherIntegrityCheckRan ? "SQLite's integrity check and SQLCipher's cipher_integrity_check passed"
             : "SQLite's integrity check passed"
-        return "ok: \(path) (\(pages.parameters)): all \(pages.pageCount) pages\(frames) are intact (\(verified); \(sqlite))."
+        return "ok: \(path) (\(pages.settings)): all \(pages.pageCount) pages\(frames) are intact (\(verified); \(sqlite))."
     }
 
     var json: String {
         var facts: [(String, JSONValue)] = [("path", .string(path)), ("intact", .bool(isIntact))]
         if let pages {
-            facts.append(("settings", .string(pages.parameters.description)))
+            facts.append(("settings", .string(pages.settings.description)))
             facts.append(("pages", .integer(Int64(pages.pageCount))))
             facts.append(("walFrames", .integer(Int64(pages.walFrameCount))))
             facts.append(("authenticated", .bool(pages.authenticated)))

@@ -59,14 +59,11 @@ struct Decrypt: ParsableCommand {
             } catch DatabaseError.wrongKeyOrNotADatabase where linkedError != nil {
                 throw linkedError!
             }
-            let bar = ProgressBar.callback(label: "Decrypting", pageSize: file.parameters.pageSize)
+            let bar = ProgressBar.callback(label: "Decrypting", pageSize: file.settings.effectivePageSize)
             try DatabaseEncryption.replaceFile(at: output, source: database, options: options, write: { newFile in
-                _ = try file.decrypt(to: newFile) { done, total in
-                    bar?(ExportProgress(completed: done, total: total))
-                    return true
-                }
+                _ = try file.decrypt(to: newFile, progress: bar)
             }, check: checkPlaintext)
-            printError("note: the linked SQLCipher cannot open \(database) (\(file.parameters)); DBCrypt's page reader decrypted it.")
+            printError("note: the linked SQLCipher cannot open \(database) (\(file.settings)); DBCrypt's page reader decrypted it.")
             try StandardStreams.print("Decrypted \(database) to \(output).")
         }
     }

@@ -46,7 +46,7 @@ struct Header: ParsableCommand {
             _ = try requireDatabaseFile(database)
             let databaseKey = try key.key(prompt: "Key for \(database): ")
             let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
-            guard file.parameters.plaintextHeaderSize != plaintextHeader else {
+            guard file.settings.plaintextHeaderSize != plaintextHeader else {
                 try StandardStreams.print("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
                 return
             }
@@ -61,9 +61,9 @@ struct Header: ParsableCommand {
                                                options: options, write: { newFile in
                 _ = try file.convertHeader(to: newFile, plaintextHeaderSize: plaintextHeader)
             }, check: { newFile in
-                var parameters = file.parameters
-                parameters.plaintextHeaderSize = plaintextHeader
-                let report = try EncryptedDatabaseFile(path: newFile, key: databaseKey, parameters: parameters, salt: file.salt).verify()
+                var settings = file.settings
+                settings.plaintextHeaderSize = plaintextHeader
+                let report = try EncryptedDatabaseFile(path: newFile, key: databaseKey, settings: settings, salt: file.salt).verify()
                 guard report.isIntact else {
                     throw DatabaseError.verificationFailed(path: newFile, reason: "\(report.damageCount) pages do not authenticate")
                 }

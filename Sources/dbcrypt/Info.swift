@@ -57,9 +57,9 @@ struct Info: ParsableCommand {
             } catch where format == .notPlaintext && databaseKey != nil && Check.onlyThePageReaderOpens(error) {
                 // Settings the linked SQLCipher does not read: what the page reader can say.
                 let file = try pageFormat.open(database, key: databaseKey!, cipher: cipher)
-                facts.append(("format", .string(file.parameters.description)))
-                facts.append(("cipher_page_size", .number(Double(file.parameters.pageSize))))
-                facts.append(("kdf_iter", .number(Double(file.parameters.kdfIterations))))
+                facts.append(("format", .string(file.settings.description)))
+                facts.append(("cipher_page_size", .number(Double(file.settings.effectivePageSize))))
+                facts.append(("kdf_iter", .number(Double(file.settings.effectiveKDFIterations))))
                 facts.append(("page_count", .number(Double(file.pageCount))))
                 facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
                 return try StandardStreams.print(render(facts))

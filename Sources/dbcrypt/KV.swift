@@ -34,13 +34,13 @@ struct KV: ParsableCommand {
     @Argument(help: "get, set, remove, list, rotate or passwd.")
     var action: Action
 
-    @Argument(help: "The entry's key (get, set, remove).")
-    var key: String?
+    @Argument(help: ArgumentHelp("The entry's name (get, set, remove).", valueName: "name"))
+    var name: String?
 
     @Option(help: ArgumentHelp("The store's name.", valueName: "NAME"))
     var store = "default"
 
-    @Option(help: ArgumentHelp("list: only the keys that start with this.", valueName: "TEXT"))
+    @Option(help: ArgumentHelp("list: only the names that start with this.", valueName: "TEXT"))
     var prefix = ""
 
     @Flag(help: "set: make the store when the database has none.")
@@ -56,9 +56,9 @@ struct KV: ParsableCommand {
     func validate() throws {
         switch action {
         case .get, .set, .remove:
-            if key == nil { throw ValidationError("kv \(action.rawValue) needs the entry's key.") }
+            if name == nil { throw ValidationError("kv \(action.rawValue) needs the entry's name.") }
         case .list, .rotate, .passwd:
-            if key != nil { throw ValidationError("kv \(action.rawValue) takes no entry key.") }
+            if name != nil { throw ValidationError("kv \(action.rawValue) takes no entry name.") }
         }
         if create && action != .set { throw ValidationError("--create goes with kv set.") }
         if json && action != .list { throw ValidationError("--json goes with kv list.") }
@@ -94,7 +94,7 @@ struct KV: ParsableCommand {
                 let credential = try storeKey.credential(store: store, confirm: !exists)
                 // A set is the store's initial write: a store it makes is
                 // made in the same transaction as the entry, never left empty.
-                let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: key!) } }
+                let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: name!) } }
                 let sealed = try namingDamage(of: database) {
                     try SealedStore(queue, name: store, credential: credential, create: create, initialWrite: initialWrite)
                 }
@@ -113,17 +113,17 @@ struct KV: ParsableCommand {
     private func perform(on sealed: SealedStore) throws {
         switch action {
         case .get:
-            guard let value = try sealed.get(key!) else {
-                throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".")
+            guard let value = try sealed.get(name!) else {
+                throw CLIError("Store \"\(store)\" has no entry \"\(name!)\".")
             }
             try StandardStreams.write(value)
             if isatty(STDOUT_FILENO) == 1 { try StandardStreams.write(Data("\n".utf8)) }
         case .set:
             break
         case .remove:
-            guard try sealed.remove(key!) else { throw CLIError("Store \"\(store)\" has no entry \"\(key!)\".") }
+            guard try sealed.remove(name!) else { throw CLIError("Store \"\(store)\" has no entry \"\(name!)\".") }
         case .list:
-            let names = try sealed.keys(withPrefix: prefix)
+            let names = try sealed.names(withPrefix: prefix)
             if json {
                 try StandardStreams.print(JSONValue.array(names.map(JSONValue.string)).encoded)
             } else {
@@ -132,7 +132,7 @@ struct KV: ParsableCommand {
         case .rotate:
             let before = try sealed.entriesUnderOlderKeys()
             try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))
-            let count = try sealed.keys().count
+            let count = try sealed.names().count
             try StandardStreams.print("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
                 + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
         case .passwd:

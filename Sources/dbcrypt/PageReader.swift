@@ -29,14 +29,15 @@ struct PageFormatOptions: ParsableArguments {
 
     /// The settings to read with: nil (try the standard ones) unless any
     /// setting is given, then those on top of the format's.
-    func parameters(_ cipher: CipherOptions) -> CipherParameters? {
+    func settings(_ cipher: CipherOptions) -> CipherSettings? {
         guard cipher.isGiven || kdfHash != nil || hmacHash != nil else { return nil }
-        var parameters: CipherParameters = cipher.format == .sqlcipher3 ? .sqlcipher3 : .sqlcipher4
-        if let pageSize = cipher.pageSize { parameters.pageSize = pageSize }
-        if let iterations = cipher.kdfIterations { parameters.kdfIterations = iterations }
-        if let kdfHash { parameters.kdfHash = kdfHash }
-        if let hmacHash { parameters.hmacHash = CipherHash(argument: hmacHash) }
-        return parameters
+        var settings = cipher.settings
+        settings.kdfHash = kdfHash
+        if let hmacHash {
+            settings.hmacHash = CipherHash(argument: hmacHash)
+            settings.usesHMAC = hmacHash != "none"
+        }
+        return settings
     }
 
     /// Whether anything here was given.
@@ -68,7 +69,7 @@ struct PageFormatOptions: ParsableArguments {
     ///   in the words every other command uses.
     func open(_ path: String, key: DatabaseKey, cipher: CipherOptions) throws -> EncryptedDatabaseFile {
         do {
-            return try EncryptedDatabaseFile(path: path, key: key, parameters: parameters(cipher), salt: saltValue)
+            return try EncryptedDatabaseFile(path: path, key: key, settings: settings(cipher), salt: saltValue)
         } catch SQLCipherFormatError.wrongKey, SQLCipherFormatError.tooShort {
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         }

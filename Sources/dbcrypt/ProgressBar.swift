@@ -15,13 +15,13 @@ final class ProgressBar: @unchecked Sendable {
 
     /// The progress callback for a routine, or nil when stderr is not a
     /// terminal; `pageSize` 0 for work counted in entries.
-    static func callback(label: String, pageSize: Int) -> (@Sendable (ExportProgress) -> Void)? {
+    static func callback(label: String, pageSize: Int) -> (@Sendable (JobProgress) -> Void)? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
         let bar = ProgressBar(label: label, pageSize: pageSize)
         return { bar.draw($0) }
     }
 
-    private func draw(_ progress: ExportProgress) {
+    private func draw(_ progress: JobProgress) {
         let width = 30
         let filled = Int(progress.fraction * Double(width))
         let elapsed = max(Date().timeIntervalSince(start), 0.001)

@@ -40,8 +40,8 @@ final class SealedStoreTests: XCTestCase {
             XCTAssertEqual(try store.get(Account.self, "api.account"), Account(user: "ada", scopes: ["read"]))
             XCTAssertEqual(try store.getString("empty"), "")
             XCTAssertTrue(try store.contains("api.token"))
-            XCTAssertEqual(try store.keys(), ["api.account", "api.token", "bytes", "empty"])
-            XCTAssertEqual(try store.keys(withPrefix: "api."), ["api.account", "api.token"])
+            XCTAssertEqual(try store.names(), ["api.account", "api.token", "bytes", "empty"])
+            XCTAssertEqual(try store.names(withPrefix: "api."), ["api.account", "api.token"])
             try store.set("replaced", for: "api.token")
             XCTAssertEqual(try store.getString("api.token"), "replaced")
             XCTAssertTrue(try store.remove("api.token"))
@@ -122,12 +122,12 @@ final class SealedStoreTests: XCTestCase {
         let store = try makeStore(queue)
         try store.set("one", for: "first")
         try store.set("two", for: "second")
-        XCTAssertEqual(try store.keys(), ["first", "second"])
+        XCTAssertEqual(try store.names(), ["first", "second"])
         try queue.write { db in
             let first = try db.fetchScalar(Data.self, "SELECT name FROM dbcrypt_sealed_entry WHERE tag = ?", [try store.keys.tag("first")])
             try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [first, try store.keys.tag("second")])
         }
-        XCTAssertThrowsError(try store.keys()) {
+        XCTAssertThrowsError(try store.names()) {
             guard case .storeDamaged = $0 as? SealError else { return XCTFail("\($0)") }
         }
         XCTAssertEqual(try store.getString("second"), "two", "the value is still found by its name")
@@ -150,13 +150,13 @@ final class SealedStoreTests: XCTestCase {
                 var altered = stored
                 altered[index] ^= flip
                 try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [altered, tag]) }
-                XCTAssertThrowsError(try store.keys(), "byte \(index) ^ \(flip)") {
+                XCTAssertThrowsError(try store.names(), "byte \(index) ^ \(flip)") {
                     guard case .storeDamaged = $0 as? SealError else { return XCTFail("\($0)") }
                 }
             }
         }
         try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [stored, tag]) }
-        XCTAssertEqual(try store.keys(), ["user.1.token"])
+        XCTAssertEqual(try store.names(), ["user.1.token"])
     }
 
     /// The file tells a name's length only to within 32 bytes (it used to
@@ -177,13 +177,13 @@ final class SealedStoreTests: XCTestCase {
         let legacy = try store.keys.nameCipher.apply(Data("a".utf8), tag: try store.keys.tag("a"))
         try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [legacy, try store.keys.tag("a")]) }
         XCTAssertEqual(try storedLength("a"), 1)
-        XCTAssertEqual(try store.keys(), names.sorted())
+        XCTAssertEqual(try store.names(), names.sorted())
         try store.set("w", for: "a")
         XCTAssertEqual(try storedLength("a"), 32)
         try queue.write { db in try db.execute("UPDATE dbcrypt_sealed_entry SET name = ? WHERE tag = ?", [legacy, try store.keys.tag("a")]) }
         try store.rotateDataKey()
         XCTAssertEqual(try storedLength("a"), 32)
-        XCTAssertEqual(try store.keys(), names.sorted())
+        XCTAssertEqual(try store.names(), names.sorted())
     }
 
     /// A value moved onto another key, into another store of the same
@@ -228,11 +228,11 @@ final class SealedStoreTests: XCTestCase {
             try entries.remove("a")
             throw DatabaseError.cancelled
         })
-        XCTAssertEqual(try store.keys(), ["a"])
+        XCTAssertEqual(try store.names(), ["a"])
         try store.batch { entries in
             for i in 0..<100 { try entries.set("\(i)", for: "n\(i)") }
         }
-        XCTAssertEqual(try store.keys(withPrefix: "n").count, 100)
+        XCTAssertEqual(try store.names(withPrefix: "n").count, 100)
 
         try queue.write { db in try db.execute("CREATE TABLE account(id INTEGER PRIMARY KEY, name TEXT)") }
         XCTAssertThrowsError(try queue.write { db in
@@ -288,7 +288,7 @@ final class SealedStoreTests: XCTestCase {
         let other = try SealedStore(pool, credential: .passphrase("store passphrase"), create: false)
 
         // Cancelled after the first batch: some entries under each key, all readable.
-        let cancellation = ExportCancellation()
+        let cancellation = JobCancellation()
         let reports = Reports()
         XCTAssertThrowsError(try store.rotateDataKey(progress: { report in
             reports.append(report)
@@ -311,7 +311,7 @@ final class SealedStoreTests: XCTestCase {
         let keyIDs = try pool.read { db in try db.fetchAll(Data.self, "SELECT value FROM dbcrypt_sealed_entry") }
         XCTAssertEqual(Set(try keyIDs.map { try SealedFormat.keyID(of: $0) }), [2])
         XCTAssertEqual(try pool.read { db in try db.fetchAll(Int.self, "SELECT id FROM dbcrypt_sealed_key") }, [2], "the old key is kept")
-        XCTAssertEqual(reports.last, ExportProgress(completed: rest, total: rest))
+        XCTAssertEqual(reports.last, JobProgress(completed: rest, total: rest))
         for i in 1..<count { XCTAssertEqual(try other.getString("k\(i)"), "value \(i)") }
         XCTAssertEqual(try store.getString("k0"), "set by the other object")
 
@@ -351,7 +351,7 @@ final class SealedStoreTests: XCTestCase {
 
 private final class Reports: @unchecked Sendable {
     private let lock = NSLock()
-    private var reports: [ExportProgress] = []
-    func append(_ report: ExportProgress) { lock.lock(); reports.append(report); lock.unlock() }
-    var last: ExportProgress? { lock.lock(); defer { lock.unlock() }; return reports.last }
+    private var reports: [JobProgress] = []
+    func append(_ report: JobProgress) { lock.lock(); reports.append(report); lock.unlock() }
+    var last: JobProgress? { lock.lock(); defer { lock.unlock() }; return reports.last }
 }

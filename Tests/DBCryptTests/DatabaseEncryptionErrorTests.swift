@@ -141,7 +141,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
         let big = dir.appendingPathComponent("big.db").path
         try EncryptionFixture.create(at: big, rows: 20_000)
         let before = try contents()
-        let cancellation = ExportCancellation()
+        let cancellation = JobCancellation()
         var options = ExportOptions()
         options.cancellation = cancellation
         let log = ProgressLog()

@@ -76,7 +76,7 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
         XCTAssertEqual(reports.first?.completed, 0)
         XCTAssertEqual(Set(reports.map(\.total)).count, 1)
         let total = reports[0].total
-        XCTAssertEqual(reports.last, ExportProgress(completed: total, total: total))
+        XCTAssertEqual(reports.last, JobProgress(completed: total, total: total))
         for (earlier, later) in zip(reports, reports.dropFirst()) {
             XCTAssertLessThan(earlier.completed, later.completed)
         }

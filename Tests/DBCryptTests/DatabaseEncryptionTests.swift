@@ -126,7 +126,7 @@ final class DatabaseEncryptionTests: XCTestCase {
 /// Progress reports collected from the routine's thread.
 final class ProgressLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var reports: [ExportProgress] = []
-    func append(_ report: ExportProgress) { lock.lock(); reports.append(report); lock.unlock() }
-    var all: [ExportProgress] { lock.lock(); defer { lock.unlock() }; return reports }
+    private var reports: [JobProgress] = []
+    func append(_ report: JobProgress) { lock.lock(); reports.append(report); lock.unlock() }
+    var all: [JobProgress] { lock.lock(); defer { lock.unlock() }; return reports }
 }

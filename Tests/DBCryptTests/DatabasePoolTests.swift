@@ -326,7 +326,7 @@ final class DatabasePoolTests: XCTestCase {
         }
         while reads.value < 20 { usleep(1000) }
         let newKey = DatabaseKey.passphrase("pool tests new passphrase")
-        try pool.changeKey(to: newKey, cipher: .sqlcipher3)
+        try pool.changeKey(to: newKey, newCipher: .sqlcipher3)
         let readsBefore = reads.value
         while reads.value < readsBefore + 20 { usleep(1000) }
         stop.set()

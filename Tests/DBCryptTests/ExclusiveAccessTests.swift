@@ -120,7 +120,7 @@ final class ExclusiveAccessTests: XCTestCase {
         plain.exclusiveToThisProcess = false
         for name in [path, link] {
             XCTAssertThrowsError(try Database(path: name, key: .passphrase(passphrase), options: plain)) { error in
-                guard case .invalidArguments = error as? DatabaseError else { return XCTFail("\(error)") }
+                guard case .misuse = error as? DatabaseError else { return XCTFail("\(error)") }
             }
         }
         XCTAssertThrowsError(try DatabaseEncryption.decrypt(path, key: .passphrase(passphrase), to: dir.appendingPathComponent("plain.db").path))
@@ -135,7 +135,7 @@ final class ExclusiveAccessTests: XCTestCase {
         var readOnly = options
         readOnly.readOnly = true
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase), options: readOnly)) { error in
-            guard case .invalidArguments = error as? DatabaseError else { return XCTFail("\(error)") }
+            guard case .misuse = error as? DatabaseError else { return XCTFail("\(error)") }
         }
     }
 

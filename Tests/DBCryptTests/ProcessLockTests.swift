@@ -66,7 +66,7 @@ final class ProcessLockTests: XCTestCase {
             try db.execute("INSERT INTO t VALUES (1)")
             XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
             XCTAssertFalse(EncryptedDatabaseFile.hasPlaintextHeader(at: path))
-            let file = try EncryptedDatabaseFile(path: path, key: .passphrase(passphrase), parameters: .sqlcipher3)
+            let file = try EncryptedDatabaseFile(path: path, key: .passphrase(passphrase), settings: .sqlcipher3)
             XCTAssertTrue(try file.verify().isIntact)
             let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
             XCTAssertNotEqual(status, 0, "another process began a write during ours")
@@ -74,5 +74,39 @@ final class ProcessLockTests: XCTestCase {
         }
         try queue.close()
         XCTAssertEqual(try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;").status, 0)
+    }
+
+    /// A file a connection attached is held as its main file is: reading
+    /// its start during a write to it keeps the writer's lock.
+    func testReadingAnAttachedFilesStartDuringAWriteKeepsTheWritersLock() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let main = dir.appendingPathComponent("main.db").path, attached = dir.appendingPathComponent("attached.db").path
+        try Database(path: attached, key: .passphrase(passphrase), options: options).execute("CREATE TABLE t(x)")
+        let db = try Database(path: main, key: .passphrase(passphrase), options: options)
+        try db.execute("ATTACH DATABASE ? AS other KEY ?", [attached, passphrase])
+        try db.inTransaction(.immediate) { db in
+            try db.execute("INSERT INTO other.t VALUES (1)")
+            XCTAssertEqual(try FileFormat.detect(at: attached), .notPlaintext)
+            let (status, complaint) = try shell(attached, "BEGIN IMMEDIATE;\nCOMMIT;")
+            XCTAssertNotEqual(status, 0, "another process began a write during ours")
+            XCTAssertTrue(complaint.contains("locked"), complaint)
+        }
+        db.close()
+        XCTAssertEqual(try shell(attached, "BEGIN IMMEDIATE;\nCOMMIT;").status, 0)
+    }
+
+    /// Descriptors kept for a held file are read again, not opened anew:
+    /// reading its start a thousand times while a pool holds it leaves the
+    /// process's descriptors as they were.
+    func testReadingAHeldFileAgainAndAgainOpensNoMoreDescriptors() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("held.db").path
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        try pool.write { db in try db.execute("CREATE TABLE t(x)") }
+        func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        _ = try FileFormat.detect(at: path)
+        let before = try descriptors()
+        for _ in 0..<1000 { _ = try FileFormat.detect(at: path) }
+        XCTAssertEqual(try descriptors(), before)
+        try pool.close()
     }
 }

@@ -61,10 +61,10 @@ final class PeerFileTests: XCTestCase {
     /// compares what stock SQLite reads in the copy with the peer's rows.
     @discardableResult
     private func assertDecryptsToPeerRows(_ path: String, _ rows: [String], key: DatabaseKey = .passphrase(fixturePassphrase),
-                                          parameters: CipherParameters? = nil, salt: [UInt8]? = nil,
+                                          settings: CipherSettings? = nil, salt: [UInt8]? = nil,
                                           file: StaticString = #filePath, line: UInt = #line) throws -> EncryptedDatabaseFile {
         XCTAssertEqual(rows.count, 120, "the peer wrote no rows", file: file, line: line)
-        let reader = try EncryptedDatabaseFile(path: path, key: key, parameters: parameters, salt: salt)
+        let reader = try EncryptedDatabaseFile(path: path, key: key, settings: settings, salt: salt)
         let report = try reader.verify()
         XCTAssertTrue(report.isIntact, "\(report.damage)", file: file, line: line)
         let plain = path + ".plain"
@@ -77,8 +77,8 @@ final class PeerFileTests: XCTestCase {
         for version in 1...4 {
             let (path, rows) = try peerFile(Self.sqlcipher3Writer, ["close", "cipher_compatibility = \(version)"])
             let reader = try assertDecryptsToPeerRows(path, rows)
-            XCTAssertEqual(reader.parameters.standardVersion, version)
-            XCTAssertEqual(reader.parameters, CipherParameters.standard[4 - version])
+            XCTAssertEqual(reader.settings.standardVersion, version)
+            XCTAssertEqual(reader.settings, CipherSettings.standard[4 - version])
         }
     }
 
@@ -87,16 +87,16 @@ final class PeerFileTests: XCTestCase {
             "close", "cipher_page_size = 8192", "kdf_iter = 12345", "cipher_kdf_algorithm = PBKDF2_HMAC_SHA256",
             "cipher_hmac_algorithm = HMAC_SHA256",
         ])
-        let custom = CipherParameters(pageSize: 8192, kdfIterations: 12345, kdfHash: .sha256, hmacHash: .sha256)
+        let custom = CipherSettings(.sqlcipher4, pageSize: 8192, kdfIterations: 12345, kdfHash: .sha256, hmacHash: .sha256)
         XCTAssertThrowsError(try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)))
-        try assertDecryptsToPeerRows(path, rows, parameters: custom)
+        try assertDecryptsToPeerRows(path, rows, settings: custom)
     }
 
     func testAStandardSetWithAnotherPageSizeIsFoundWithoutBeingGiven() throws {
         let (path, rows) = try peerFile(Self.sqlcipher3Writer, ["close", "cipher_page_size = 16384"])
         let reader = try assertDecryptsToPeerRows(path, rows)
-        XCTAssertEqual(reader.parameters.pageSize, 16384)
-        XCTAssertEqual(reader.parameters.standardVersion, 4)
+        XCTAssertEqual(reader.settings.effectivePageSize, 16384)
+        XCTAssertEqual(reader.settings.standardVersion, 4)
     }
 
     func testSQLCipher419PlaintextHeaderFilesDecryptWithTheirSalt() throws {
@@ -109,7 +109,7 @@ final class PeerFileTests: XCTestCase {
             XCTAssertEqual(error as? SQLCipherFormatError, .saltNeeded(path: path))
         }
         let reader = try assertDecryptsToPeerRows(path, rows, salt: salt)
-        XCTAssertEqual(reader.parameters.plaintextHeaderSize, 32)
+        XCTAssertEqual(reader.settings.plaintextHeaderSize, 32)
     }
 
     func testASQLCipher419LogIsAppliedAsSQLiteWouldReadIt() throws {
@@ -123,7 +123,7 @@ final class PeerFileTests: XCTestCase {
         for version in 1...4 {
             let (path, rows) = try peerFile(Self.sqlite3mcWriter, ["cipher = 'sqlcipher'", "legacy = \(version)"])
             let reader = try assertDecryptsToPeerRows(path, rows)
-            XCTAssertEqual(reader.parameters.standardVersion, version)
+            XCTAssertEqual(reader.settings.standardVersion, version)
         }
     }
 
@@ -145,8 +145,8 @@ final class PeerFileTests: XCTestCase {
         let expected = try rowsThroughSQLCipher(original)
         let standard = try EncryptedDatabaseFile(path: original, key: .passphrase(fixturePassphrase))
         let converted = original + ".header"
-        let parameters = try standard.convertHeader(to: converted, plaintextHeaderSize: 32)
-        XCTAssertEqual(parameters.plaintextHeaderSize, 32)
+        let settings = try standard.convertHeader(to: converted, plaintextHeaderSize: 32)
+        XCTAssertEqual(settings.plaintextHeaderSize, 32)
         let head = try FileHandle(forReadingFrom: URL(fileURLWithPath: converted)).read(upToCount: 32)
         XCTAssertEqual(head.map { Array($0.prefix(16)) }, Array("SQLite format 3\u{0}".utf8))
         let hex = standard.salt.map { String(format: "%02x", $0) }.joined()
@@ -161,7 +161,7 @@ final class PeerFileTests: XCTestCase {
         XCTAssertEqual(read.split(separator: "\n").map(String.init), expected)
 
         let withHeader = try EncryptedDatabaseFile(path: converted, key: .passphrase(fixturePassphrase), salt: standard.salt)
-        XCTAssertEqual(withHeader.parameters, parameters)
+        XCTAssertEqual(withHeader.settings, settings)
         let back = original + ".back"
         XCTAssertEqual(try withHeader.convertHeader(to: back, plaintextHeaderSize: 0), .sqlcipher4)
         XCTAssertEqual(try rowsThroughSQLCipher(back), expected)

@@ -6,14 +6,14 @@ import XCTest
 
 final class VerificationTests: XCTestCase {
     func testFilesTheLinkedSQLCipherWroteAreFoundAndIntact() throws {
-        for (settings, expected) in [(CipherSettings.sqlcipher4, CipherParameters.sqlcipher4), (.sqlcipher3, .sqlcipher3)] {
+        for settings in [CipherSettings.sqlcipher4, .sqlcipher3] {
             let path = try makeDatabase(self, settings)
             let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
-            XCTAssertEqual(file.parameters, expected)
+            XCTAssertEqual(file.settings, settings)
             XCTAssertTrue(file.firstPageAuthenticates)
             let report = try file.verify()
             XCTAssertTrue(report.isIntact, "\(report.damage)")
-            XCTAssertEqual(report.pageCount, Int(fileSize(path)) / expected.pageSize)
+            XCTAssertEqual(report.pageCount, Int(fileSize(path)) / settings.effectivePageSize)
         }
     }
 
@@ -32,7 +32,7 @@ final class VerificationTests: XCTestCase {
         try flip(path, at: 200, mask: 0x01)
         let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
         XCTAssertFalse(file.firstPageAuthenticates)
-        XCTAssertEqual(file.parameters, .sqlcipher4)
+        XCTAssertEqual(file.settings, .sqlcipher4)
         let report = try file.verify()
         XCTAssertEqual(report.damage, [PageDamage(page: 1, location: .database, byteRange: 0..<4096, kind: .hmacMismatch)])
     }
@@ -60,14 +60,14 @@ final class VerificationTests: XCTestCase {
     /// opens with its key.
     func testEverySingleByteChangeIsFoundAndNamed() throws {
         var generator = SystemRandomNumberGenerator()
-        for (settings, parameters) in [(CipherSettings.sqlcipher4, CipherParameters.sqlcipher4), (.sqlcipher3, .sqlcipher3)] {
+        for settings in [CipherSettings.sqlcipher4, .sqlcipher3] {
             let path = try makeDatabase(self, settings, rows: 120, leavingFramesInLog: true)
             let key = DatabaseKey.passphrase(fixturePassphrase)
             let file = try EncryptedDatabaseFile(path: path, key: key)
             let clean = try file.verify()
             XCTAssertTrue(clean.isIntact, "\(clean.damage)")
             XCTAssertGreaterThan(clean.walFrameCount, 3)
-            let pageSize = Int64(parameters.pageSize), databaseSize = fileSize(path), logSize = fileSize(path + "-wal")
+            let pageSize = Int64(settings.effectivePageSize), databaseSize = fileSize(path), logSize = fileSize(path + "-wal")
             let frameSize = Int64(24) + pageSize
             var checked = 0
             for _ in 0..<400 {
@@ -82,7 +82,7 @@ final class VerificationTests: XCTestCase {
                     continue
                 }
                 let withinPage = inLog ? (offset - 32) % frameSize - 24 : offset % pageSize
-                if parameters.reserveSize == 48, withinPage >= pageSize - 12, !inLog || offset >= 32 {
+                if settings.format == .sqlcipher3, withinPage >= pageSize - 12, !inLog || offset >= 32 {
                     continue  // SQLCipher 3's padding: no HMAC covers it (in the log, the checksum does)
                 }
                 let damage = try file.verify().damage

@@ -215,8 +215,8 @@ final class BadInputCorpusTests: XCTestCase {
         // The sealed store and the envelope.
         add(["kv", "enc.db", "get", "token", "--store-key-env", "OTHER"] + key, 1, "enc.db has no sealed store named \"default\"")
         add(["kv", "enc.db", "set", "token", "--store-key-env", "OTHER"] + key, 1, "make it with kv set --create")
-        add(["kv", "enc.db", "get"] + key, 64, "kv get needs the entry's key")
-        add(["kv", "enc.db", "list", "token"] + key, 64, "kv list takes no entry key")
+        add(["kv", "enc.db", "get"] + key, 64, "kv get needs the entry's name")
+        add(["kv", "enc.db", "list", "token"] + key, 64, "kv list takes no entry name")
         add(["kv", "enc.db", "get", "token", "--create"] + key, 64, "--create goes with kv set")
         add(["kv", "enc.db", "erase", "token"] + key, 64, "'erase' is invalid for '<action>'")
         add(["envelope", "seal"], 64, "Give the key with --key-env NAME or --key-file PATH")

@@ -9,7 +9,7 @@ public func fuzzKeys(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     do {
         let key = try DatabaseKey(sqlcipherRawKey: text)
         guard key.kind != .passphrase, "\(key)" == "<redacted>" else { fatalError("a raw key parsed as something else") }
-    } catch let error as DatabaseError {
+    } catch let error as CipherError {
         guard case .invalidKey = error else { fatalError("unexpected error \(error)") }
     } catch {
         fatalError("unexpected error \(error)")

@@ -14,11 +14,11 @@ private let directory: URL = {
     return url
 }()
 private let path = directory.appendingPathComponent("input.db").path
-private let key = try! FileKey(rawKey: [UInt8](repeating: 0x42, count: 32), salt: [UInt8](repeating: 0x24, count: 16))
-private let parameters: CipherParameters = {
-    var parameters = CipherParameters.sqlcipher1
-    parameters.pageSize = 512
-    return parameters
+private let key = try! DatabaseKey(rawKey: [UInt8](repeating: 0x42, count: 32), salt: [UInt8](repeating: 0x24, count: 16))
+private let settings: CipherSettings = {
+    var settings = CipherSettings.sqlcipher1
+    settings.pageSize = 512
+    return settings
 }()
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -32,7 +32,7 @@ public func fuzzPages(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     if !log.isEmpty { FileManager.default.createFile(atPath: path + "-wal", contents: log) }
     defer { unlink(path); unlink(path + "-wal"); unlink(output) }
 
-    if let file = try? EncryptedDatabaseFile(path: path, key: key, parameters: parameters) {
+    if let file = try? EncryptedDatabaseFile(path: path, key: key, settings: settings) {
         _ = try? file.verify()
         _ = try? file.decrypt(to: output)
         unlink(output)

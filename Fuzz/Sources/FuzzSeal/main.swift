@@ -56,7 +56,7 @@ public func fuzzSeal(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         try! queue.write { db in
             try db.execute("UPDATE dbcrypt_sealed_entry SET name = ?", [input])
         }
-        expectSealError { _ = try store.keys() }
+        expectSealError { _ = try store.names() }
         _ = try? store.get("k")
         try! queue.write { db in try db.execute("DELETE FROM dbcrypt_sealed_entry") }
         try! store.set("value", for: "k")

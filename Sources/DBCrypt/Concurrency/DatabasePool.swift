@@ -37,7 +37,7 @@ import Synchronization
 ///   read the file while the pool is open, and each read and commit is
 ///   cheaper: no file lock of its own. Readers are then read-write
 ///   connections with `PRAGMA query_only` (only those share the lock): a
-///   read that turns `query_only` off could write. ``changeKey(to:cipher:)``
+///   read that turns `query_only` off could write. ``changeKey(to:newCipher:)``
 ///   closes every connection while the file is re-encrypted: another
 ///   process that opens the file meanwhile makes the pool's reopening fail
 ///   with ``DatabaseError/databaseInUse(path:)``.
@@ -106,7 +106,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// opens, keys and checks its connection now; readers open on first use.
     ///
     /// - throws: everything ``Database/init(path:key:options:)`` throws, at
-    ///   once; ``DatabaseError/invalidArguments(reason:sql:)`` for
+    ///   once; ``DatabaseError/misuse(reason:)`` for
     ///   `options.readOnly` (a pool writes; open read-only databases with a
     ///   ``DatabaseQueue``) or a reader count below 1.
     public init(
@@ -484,7 +484,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a pool opened without
     ///   a key, ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
     ///   and the errors of the routine.
-    public func changeKey(to newKey: DatabaseKey, cipher newCipher: CipherSettings? = nil) throws {
+    public func changeKey(to newKey: DatabaseKey, newCipher: CipherSettings? = nil) throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         try writerQueue.sync {
             guard !writer.isClosed else { throw DatabaseError.connectionClosed }

@@ -18,15 +18,19 @@ final class Connection {
     /// (a `Database` kept past its pool can still commit).
     var walHookContext: AnyObject?
     /// The file this connection holds for its process, recorded in
-    /// ``OpenFiles/exclusive`` until it closes.
+    /// `OpenFiles.exclusive` until it closes.
     var exclusiveFile: FileIdentity? {
         didSet { if let exclusiveFile { OpenFiles.exclusive.add(exclusiveFile) } }
     }
     /// The database file this connection opened, recorded in
-    /// ``OpenFiles/all`` (by the opener, before the file was opened) until
+    /// `OpenFiles.all` (by the opener, before the file was opened) until
     /// this object is gone: every statement holds it, so SQLite's real
     /// close, which `sqlite3_close_v2` defers to the last statement, is done.
     var openFile: FileIdentity?
+    /// The files this connection attached, by schema name, recorded in
+    /// `OpenFiles.all` as ``openFile`` is, until they are detached or this
+    /// object is gone.
+    var attachedFiles: [String: FileIdentity] = [:]
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
     private var internalStatements: [String: OpaquePointer] = [:]
@@ -38,6 +42,7 @@ final class Connection {
     deinit {
         close()
         if let openFile { OpenFiles.all.remove(openFile) }
+        for file in attachedFiles.values { OpenFiles.all.remove(file) }
     }
 
     /// A private in-memory connection, for probing the library.

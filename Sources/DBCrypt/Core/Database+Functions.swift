@@ -24,7 +24,7 @@ extension Database {
     /// - parameter deterministic: whether the result depends only on the
     ///   arguments, which lets SQLite use it in indexes and evaluate it once.
     /// - parameter body: the function: arguments in, result out (nil is NULL).
-    /// - throws: ``DatabaseError/invalidArguments(reason:sql:)`` for a bad name
+    /// - throws: ``DatabaseError/misuse(reason:)`` for a bad name
     ///   or count, or the ``DatabaseError`` SQLite reports (a function cannot be
     ///   replaced while a statement that uses it runs).
     public func createFunction(
@@ -53,7 +53,7 @@ extension Database {
 
     /// Removes a function added with ``createFunction(_:argumentCount:deterministic:_:)``.
     ///
-    /// - throws: ``DatabaseError/invalidArguments(reason:sql:)`` for a bad name
+    /// - throws: ``DatabaseError/misuse(reason:)`` for a bad name
     ///   or count, or the ``DatabaseError`` SQLite reports.
     public func removeFunction(_ name: String, argumentCount: Int? = nil) throws {
         let db = try connection.open()
@@ -74,7 +74,7 @@ extension Database {
     /// `compare` must be a total order (consistent, and the same for the life
     /// of any index that uses it).
     ///
-    /// - throws: ``DatabaseError/invalidArguments(reason:sql:)`` for a bad
+    /// - throws: ``DatabaseError/misuse(reason:)`` for a bad
     ///   name, or the ``DatabaseError`` SQLite reports.
     public func createCollation(_ name: String, _ compare: @escaping (String, String) -> ComparisonResult) throws {
         let db = try connection.open()

@@ -58,10 +58,10 @@ public final class Database {
     ///   file malformed; ``DatabaseError/databaseInUse(path:)`` when another
     ///   process keeps it locked past `options.busyTimeout` (one that opened it
     ///   with ``Options/exclusiveToThisProcess``, or one writing in rollback
-    ///   mode, or any that has it open in WAL mode); ``DatabaseError/invalidArguments(reason:sql:)`` for
+    ///   mode, or any that has it open in WAL mode); ``DatabaseError/misuse(reason:)`` for
     ///   `exclusiveToThisProcess` on a read-only connection, or without it on a file
     ///   this process holds with it; ``DatabaseError/permissionDenied(path:)``
-    ///   for it on a file that cannot be written; ``CipherError/invalidKey(reason:)``;
+    ///   for it on a file that cannot be written; ``DBCryptCore/CipherError/invalidKey(reason:)``;
     ///   ``DatabaseError/notSQLCipher(sqliteVersion:)``;
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)``.
     public init(path: String, key: DatabaseKey? = nil, options: Options = Options()) throws {
@@ -70,8 +70,8 @@ public final class Database {
             throw CipherError.invalidKey(reason: "it is empty, which SQLCipher would take as no encryption at all")
         }
         if options.exclusiveToThisProcess && options.readOnly {
-            throw DatabaseError.invalidArguments(
-                reason: "a read-only connection cannot keep other processes out: open it read-write, or without exclusiveToThisProcess", sql: nil)
+            throw DatabaseError.misuse(
+                reason: "a read-only connection cannot keep other processes out: open it read-write, or without exclusiveToThisProcess")
         }
         // Settings this engine cannot apply are refused before any file is made.
         if key != nil { _ = try options.cipher.pragmas(on: library) }
@@ -165,14 +165,6 @@ public final class Database {
                                      isExistingEncryptedFile: isExistingEncryptedFile, isPlaintextFile: isPlaintextFile)
     }
 
-    /// The settings an existing encrypted file is tried with: the configured
-    /// ones, then, unless asked not to, the other standard format's.
-    private static func settingsToTry(_ options: Options, library: CipherInfo) -> [CipherSettings] {
-        var tried = [options.cipher]
-        if options.tryOtherFormat && library.formats.contains(options.cipher.format.other) { tried.append(options.cipher.fallback) }
-        return tried
-    }
-
     /// Opens an encrypted file with a `-wal` beside it. The key is first
     /// tried on the file alone, the log ignored, which touches neither the
     /// log nor its index (`-shm`): a wrong key changes no file, not even the
@@ -184,7 +176,7 @@ public final class Database {
     private static func openBesideLog(
         path: String, keys: inout OpeningKeys, options: Options, library: CipherInfo
     ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {
-        let tried = settingsToTry(options, library: library)
+        let tried = options.cipher.toTry(on: library, otherFormat: options.tryOtherFormat)
         var readOnly = options
         readOnly.readOnly = true
         var fileAloneDamage: DatabaseError?
@@ -229,7 +221,7 @@ public final class Database {
     }
 
     /// Opens, keys and checks a connection: a new file with the configured
-    /// settings; an existing one with each of ``settingsToTry(_:library:)``
+    /// settings; an existing one with each of ``CipherSettings/toTry(on:otherFormat:)``
     /// in turn, on a fresh connection each (a connection whose first read
     /// failed cannot be re-keyed).
     private static func openTryingFormats(
@@ -246,15 +238,19 @@ public final class Database {
                 throw DatabaseError.damaged(path: path, reason: "it starts as a SQLite database does, but its header is not valid")
             }
         }
-        let tried = settingsToTry(options, library: library)
-        for (index, settings) in tried.enumerated() {
-            let keyForFile = keys!.existing(settings)
-            do {
-                return (try connect(path: path, key: keyForFile, settings: settings, options: options, library: library,
-                                    writesHeader: false), settings, keyForFile)
-            } catch DatabaseError.wrongKeyOrNotADatabase(path) where index < tried.count - 1 {
-                continue
+        let tried = options.cipher.toTry(on: library, otherFormat: options.tryOtherFormat)
+        // Once more when the file was replaced meanwhile, with keys derived from its new salt.
+        for attempt in 0..<2 {
+            for (index, settings) in tried.enumerated() {
+                let keyForFile = keys!.existing(settings)
+                do {
+                    return (try connect(path: path, key: keyForFile, settings: settings, options: options, library: library,
+                                        writesHeader: false), settings, keyForFile)
+                } catch DatabaseError.wrongKeyOrNotADatabase(path) where index < tried.count - 1 || attempt == 0 {
+                    continue
+                }
             }
+            guard keys!.forgetIfTheSaltChanged(options.cipher) else { break }
         }
         throw DatabaseError.wrongKeyOrNotADatabase(path: path)
     }
@@ -274,8 +270,8 @@ public final class Database {
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0)
         if !options.exclusiveToThisProcess && OpenFiles.exclusive.contains(path) {
-            throw DatabaseError.invalidArguments(
-                reason: "\(path) is open in this process with exclusiveToThisProcess: open every connection to it with that option", sql: nil)
+            throw DatabaseError.misuse(
+                reason: "\(path) is open in this process with exclusiveToThisProcess: open every connection to it with that option")
         }
         var handle: OpaquePointer?
         let name = ignoringLog ? FilePaths.immutableURI(path) : path

@@ -310,7 +310,7 @@ extension DatabaseError {
         }
     }
 
-    /// `body`'s result, its ``FileError`` turned into a ``DatabaseError``.
+    /// `body`'s result, its `FileError` turned into a ``DatabaseError``.
     static func mapping<T>(_ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
         do {
             return try body()

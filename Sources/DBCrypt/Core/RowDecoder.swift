@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// The function that decodes `T` from each row of a query, its keys naming
-/// columns by `naming`, for inlinable callers (see ``RowDecoder/decoder(for:naming:)``).
+/// columns by `naming`, for inlinable callers (see ``RowDecoder/decoder(for:naming:userInfo:)``).
 @usableFromInline func rowDecoder<T: Decodable>(
     for type: T.Type, naming: ColumnNaming = .asIs, userInfo: [CodingUserInfoKey: any Sendable] = [:]
 ) -> (Row) throws -> T {

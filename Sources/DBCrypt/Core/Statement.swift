@@ -23,6 +23,9 @@ public final class Statement {
     /// Whether the statement is an ATTACH, which runs with the connection's
     /// cipher settings (see ``Connection/runAttach(_:)``).
     let isAttach: Bool
+    /// Whether the statement is a DETACH, after which the connection stops
+    /// holding the detached file (``Connection/forgetDetachedFiles()``).
+    let isDetach: Bool
     /// The number of parameters, asked of SQLite once.
     private let parameterCount: Int
     /// When a statement cache last handed the statement out.
@@ -35,12 +38,14 @@ public final class Statement {
     /// and for a statement that writes nothing.
     let tablesWritten: Set<String>?
 
-    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false, tablesWritten: Set<String>? = nil) {
+    init(connection: Connection, sql: String, handle: OpaquePointer, isAttach: Bool = false, isDetach: Bool = false,
+         tablesWritten: Set<String>? = nil) {
         self.connection = connection
         self.tablesWritten = tablesWritten
         self.sql = sql
         self.handle = handle
         self.isAttach = isAttach
+        self.isDetach = isDetach
         parameterCount = Int(sqlite3_bind_parameter_count(handle))
     }
 
@@ -99,7 +104,7 @@ public final class Statement {
                 isFirst = false
                 let (quoted, keyword) = quote(offset..<next)
                 try body(Statement(connection: connection, sql: quoted, handle: statementHandle,
-                                   isAttach: keyword == "ATTACH", tablesWritten: tablesWritten), isOnly)
+                                   isAttach: keyword == "ATTACH", isDetach: keyword == "DETACH", tablesWritten: tablesWritten), isOnly)
             }
         }
     }
@@ -214,6 +219,7 @@ public final class Statement {
     /// an ATTACH with its cipher settings, anything else as it is.
     @usableFromInline func stepBoundStatement() throws {
         guard !isAttach else { return try connection.runAttach(stepToCompletion) }
+        defer { if isDetach { connection.forgetDetachedFiles() } }
         try stepToCompletion()
     }
 
@@ -232,6 +238,7 @@ public final class Statement {
             try connection.runAttach(stepToCompletion)
             return false
         }
+        defer { if isDetach { connection.forgetDetachedFiles() } }
         noteWrites()
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true

@@ -26,7 +26,7 @@ enum WriteAheadLogFile {
     /// alone): the log is another database's, or was changed. Read with
     /// DBCrypt's page reader, before any connection opens the log, so that
     /// neither the log nor its index is touched; the file's salt is read
-    /// through SQLite's file layer, which keeps this process's locks. A raw
+    /// by the core's file reader, which keeps this process's locks. A raw
     /// key with its salt (a passphrase derived once) costs no key
     /// derivation here. Of a damaged log that was accepted, only the frames
     /// SQLite reads (those before the damage) count. Looked at twice, as
@@ -54,13 +54,7 @@ enum WriteAheadLogFile {
         besideDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings
     ) -> (authenticated: Int, failing: [PageDamage])? {
         guard let salt = settings.fileSalt(path, key: key) else { return nil }
-        var parameters: CipherParameters = settings.format == .sqlcipher4 ? .sqlcipher4 : .sqlcipher3
-        parameters.pageSize = settings.effectivePageSize
-        parameters.kdfIterations = settings.effectiveKDFIterations
-        parameters.plaintextHeaderSize = settings.plaintextHeaderSize
-        parameters.kdfHash = settings.kdfHash ?? settings.formatHash
-        parameters.hmacHash = settings.usesHMAC ? settings.hmacHash ?? settings.formatHash : nil
-        return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: key, salt: salt, parameters: parameters)
+        return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: key, salt: salt, settings: settings)
     }
 
     /// Whether a connection of another process has the log beside `path`
@@ -70,7 +64,7 @@ enum WriteAheadLogFile {
     /// is live, written meanwhile: read without its locks, a frame being
     /// written looks damaged. An index this user may not read counts as
     /// live. Call it only while this process has no connection to the file
-    /// (``OpenFiles/contains(_:orElse:)``): the `-shm` is opened and closed
+    /// (`OpenFiles.contains(_:orElse:)`): the `-shm` is opened and closed
     /// directly.
     static func isOpenInAnotherProcess(besideDatabaseAt path: String) -> Bool {
         let index = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NONBLOCK)

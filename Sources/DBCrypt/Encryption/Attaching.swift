@@ -20,21 +20,33 @@ extension Connection {
     /// Runs `step` (which steps an ATTACH statement) with the connection's
     /// cipher settings, then, when they do not open an existing file, with
     /// the other standard format's. A new (empty) file attached with a key
-    /// gets its header and salt at once, as ``Connection/writeHeaderOfNewFile()``
+    /// gets its header and salt at once, as ``Connection/writeHeaderOfNewFile(schema:)``
     /// gives a main database's; when another connection wrote it first, with
     /// another salt, the ATTACH is run once more against that header.
     ///
     /// - throws: what `step` throws with the last settings tried.
     func runAttach(_ step: () throws -> Void) throws {
         defer { forgetInternalStatements() }
+        forgetDetachedFiles()
         let before = try attachedSchemas()
-        do {
-            try attaching(attachSettings, step)
-        } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB {
-            guard let library, library.formats.contains(attachSettings.format.other) else { throw error }
-            try attaching(attachSettings.fallback, step)
+        let tried = library.map { attachSettings.toTry(on: $0) } ?? [attachSettings]
+        for (index, settings) in tried.enumerated() {
+            do {
+                try attaching(settings, step)
+                break
+            } catch let error as DatabaseError where error.resultCode == SQLITE_NOTADB && index < tried.count - 1 {
+                continue
+            }
         }
-        for schema in try attachedSchemas().subtracting(before) {
+        let attached = try attachedSchemas().filter { before[$0.key] == nil }
+        // Recorded as the main file is: reading its start (a routine's
+        // format check, the page reader) must not drop this connection's locks.
+        for (schema, file) in attached {
+            guard let id = FileIdentity(file) else { continue }
+            OpenFiles.all.add(id)
+            attachedFiles[schema] = id
+        }
+        for schema in attached.keys {
             let name = SQLText.quotedName(schema)
             guard try firstValue("PRAGMA \(name).page_count") == .integer(0) else { continue }
             do {
@@ -46,15 +58,27 @@ extension Connection {
         }
     }
 
-    /// The names of the attached databases (`main` and `temp` aside).
-    private func attachedSchemas() throws -> Set<String> {
-        var names: Set<String> = []
+    /// Stops holding the files of databases no longer attached (a DETACH),
+    /// so that the next connection to one checks its `-wal` as any other.
+    func forgetDetachedFiles() {
+        guard !attachedFiles.isEmpty, let current = try? attachedSchemas() else { return }
+        for (schema, id) in attachedFiles where current[schema] == nil {
+            attachedFiles[schema] = nil
+            OpenFiles.all.remove(id)
+        }
+    }
+
+    /// The attached databases (`main` and `temp` aside), by name, with
+    /// their files' paths (empty for an in-memory one).
+    private func attachedSchemas() throws -> [String: String] {
+        var files: [String: String] = [:]
         try Statement.forEach(in: "PRAGMA database_list", on: self) { statement, _ in
             while try statement.step() {
-                if case let .text(name) = statement.value(at: 1), name != "main", name != "temp" { names.insert(name) }
+                guard case let .text(name) = statement.value(at: 1), name != "main", name != "temp" else { continue }
+                if case let .text(file) = statement.value(at: 2) { files[name] = file } else { files[name] = "" }
             }
         }
-        return names
+        return files
     }
 
     /// Runs `body`, which attaches a database, so that a codec it creates

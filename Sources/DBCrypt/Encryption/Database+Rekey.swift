@@ -9,7 +9,7 @@ extension Database {
     /// encrypt a plaintext database with the encryption routines instead.
     ///
     /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a connection opened
-    ///   without a key, ``CipherError/invalidKey(reason:)`` for an empty new
+    ///   without a key, ``DBCryptCore/CipherError/invalidKey(reason:)`` for an empty new
     ///   key, or the ``DatabaseError`` SQLite reports.
     public func changeKey(to newKey: DatabaseKey) throws {
         guard isEncrypted else { throw DatabaseError.rekeyNotEncrypted }

@@ -20,6 +20,11 @@
 /// is read under a shared lock. Keys go to SQLCipher through `sqlite3_key_v2`
 /// and bound `ATTACH ... KEY ?` parameters, never through SQL text.
 /// Temporaries left by an interrupted run are removed by the next one.
+///
+/// Every routine names the source, its key and its settings, then the
+/// destination, its key and its settings. `cipher:` is always the settings
+/// of the file that the call's `key:` (or `from:`) opens or writes;
+/// `newCipher:` the settings a re-keyed file gets.
 public enum DatabaseEncryption {
     /// Writes an encrypted copy of the plaintext database at `source` to `destination`.
     ///
@@ -117,7 +122,7 @@ public enum DatabaseEncryption {
     ///   of ``Database/init(path:key:options:)``.
     public static func openOrUpgrade(
         _ path: String, key: DatabaseKey, options: Database.Options = Database.Options(),
-        progress: (@Sendable (ExportProgress) -> Void)? = nil
+        progress: (@Sendable (JobProgress) -> Void)? = nil
     ) throws -> Database {
         try upgradeIfNeeded(path, key: key, cipher: options.cipher, progress: progress)
         return try Database(path: path, key: key, options: options)
@@ -131,7 +136,7 @@ public enum DatabaseEncryption {
     @discardableResult
     public static func upgradeIfNeeded(
         _ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
-        progress: (@Sendable (ExportProgress) -> Void)? = nil
+        progress: (@Sendable (JobProgress) -> Void)? = nil
     ) throws -> Bool {
         guard case .plaintext = try FileFormat.detect(at: path) else {
             SiblingFile.removeAbandoned(beside: path)   // a migration does this itself

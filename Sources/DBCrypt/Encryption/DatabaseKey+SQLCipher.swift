@@ -4,7 +4,7 @@ extension DatabaseKey {
     /// passphrase, or `x'<hex>'`) and their length as C's `int`. The bytes
     /// must not outlive `body`.
     ///
-    /// - throws: ``CipherError/invalidKey(reason:)`` past 2 GiB, or what `body` throws.
+    /// - throws: ``DBCryptCore/CipherError/invalidKey(reason:)`` past 2 GiB, or what `body` throws.
     func withSQLCipherKey<R>(_ body: (UnsafeRawPointer?, Int32) throws -> R) throws -> R {
         try withSQLCipherKeyBytes { bytes in
             guard let length = Int32(exactly: bytes.count) else {

@@ -12,11 +12,7 @@ enum FilePaths {
     static func target(of path: String) throws -> String {
         var info = stat()
         if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFLNK { return path }
-        guard let resolved = realpath(path, nil) else {
-            let code = errno
-            if code == ENOENT { throw DatabaseError.fileNotFound(path: path) }
-            throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
-        }
+        guard let resolved = realpath(path, nil) else { throw DatabaseError(FileError(errno: errno, path: path)) }
         defer { free(resolved) }
         return String(cString: resolved)
     }

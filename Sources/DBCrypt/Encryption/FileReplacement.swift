@@ -20,7 +20,7 @@ extension DatabaseEncryption {
     ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/hardLinked(path:links:)``,
     ///   ``DatabaseError/permissionDenied(path:)``, ``DatabaseError/fileNotFound(path:)``,
     ///   ``DatabaseError/cannotOpen(path:reason:)`` for a step of the file system that failed.
-    public static func replaceFile(at destination: String, inPlace: Bool = false, source: String? = nil,
+    package static func replaceFile(at destination: String, inPlace: Bool = false, source: String? = nil,
                                    options: ExportOptions = ExportOptions(),
                                    write: (_ newFile: String) throws -> Void,
                                    check: (_ newFile: String) throws -> Void = { _ in }) throws {

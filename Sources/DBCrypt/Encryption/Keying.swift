@@ -114,11 +114,24 @@ extension CipherSettings {
     /// The pragmas, without their schema prefix, that give a connection's
     /// codec these settings on `library`, in the order they are applied.
     ///
-    /// - throws: ``CipherError/invalidSetting(name:reason:)``, or
+    /// - throws: ``DBCryptCore/CipherError/invalidSetting(name:reason:)``, or
     ///   ``DatabaseError/unsupportedCipherSetting(name:cipherVersion:)`` when
     ///   the library lacks a pragma these settings need.
     func pragmas(on library: CipherInfo) throws -> [(name: String, value: String)] {
         try validate()
+        // Up to 80: bytes 80-91 stay encrypted, which tells such a file from
+        // a plaintext database (``FileFormat/detect(at:)``).
+        guard plaintextHeaderSize <= 80 else {
+            throw CipherError.invalidSetting(
+                name: CipherSetting.plaintextHeaderSize.rawValue,
+                reason: "DBCrypt's connections keep at most 80 bytes in the clear; read a file with more with SQLCipherFormat's page reader")
+        }
+        guard hasStandardHMACDetails else {
+            throw CipherError.invalidSetting(
+                name: "cipher_hmac_pgno",
+                reason: "DBCrypt's connections derive the HMAC key and number the pages as SQLCipher does by default; "
+                    + "read a file written otherwise with SQLCipherFormat's page reader")
+        }
         for setting in [CipherSetting.pageSize, .kdfIterations] where !library.supports(setting) {
             throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
         }
@@ -150,6 +163,14 @@ extension CipherSettings {
 }
 
 extension CipherSettings {
+    /// The settings an existing encrypted file is tried with, in order, by
+    /// every way DBCrypt opens one (a connection, a pool, `ATTACH`): these,
+    /// then, when `otherFormat` and `library` has it, the other standard
+    /// format's, each once.
+    func toTry(on library: CipherInfo, otherFormat: Bool = true) -> [CipherSettings] {
+        otherFormat && library.formats.contains(format.other) ? [self, fallback] : [self]
+    }
+
     /// The salt of the file at `path` opened with these settings and `key`:
     /// behind a plaintext header, the one the raw key carries or ``salt``;
     /// otherwise the file's first 16 bytes (nil when it has none yet).
@@ -161,7 +182,7 @@ extension CipherSettings {
     /// `key` nor these settings carry its salt: such a file does not hold
     /// it, and one SQLCipher made up would be lost with the connection.
     ///
-    /// - throws: ``CipherError/invalidSetting(name:reason:)`` for `cipher_salt`.
+    /// - throws: ``DBCryptCore/CipherError/invalidSetting(name:reason:)`` for `cipher_salt`.
     func requireSalt(for key: DatabaseKey, path: String, library: CipherInfo) throws {
         guard plaintextHeaderSize > 0, library.supports(.plaintextHeaderSize), key.salt == nil, salt == nil else { return }
         throw CipherError.invalidSetting(

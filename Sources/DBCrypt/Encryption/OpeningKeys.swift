@@ -10,6 +10,8 @@ struct OpeningKeys {
     let given: DatabaseKey
     let path: String
     private var derived: [CipherSettings.Format: DatabaseKey] = [:]
+    /// The salt each derivation used, as read before SQLite opened the file.
+    private var salts: [CipherSettings.Format: [UInt8]] = [:]
 
     init(_ given: DatabaseKey, path: String) {
         self.given = given
@@ -21,9 +23,21 @@ struct OpeningKeys {
     /// it is raw or no salt can be read.
     mutating func existing(_ settings: CipherSettings) -> DatabaseKey {
         if let known = derived[settings.format] { return known }
-        let made = settings.fileSalt(path, key: given).flatMap { given.derived(salt: $0, settings) } ?? given
+        let salt = settings.fileSalt(path, key: given)
+        let made = salt.flatMap { given.derived(salt: $0, settings) } ?? given
         derived[settings.format] = made
+        salts[settings.format] = salt
         return made
+    }
+
+    /// Whether the file's salt is no longer the one a key was derived from:
+    /// another program replaced the file (a key change, a migration) between
+    /// the read and the open. Then the keys are forgotten, to be derived again.
+    mutating func forgetIfTheSaltChanged(_ settings: CipherSettings) -> Bool {
+        guard let used = salts[settings.format], settings.fileSalt(path, key: given) != used else { return false }
+        derived = [:]
+        salts = [:]
+        return true
     }
 
     /// The key for a new file under `settings`: derived with a fresh salt

@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Turns SQLite's progress handler into ``ExportProgress`` reports and
+/// Turns SQLite's progress handler into ``DBCryptCore/JobProgress`` reports and
 /// cancellation.
 ///
 /// `sqlcipher_export` is one opaque call, so progress is read from the file
@@ -12,14 +12,14 @@ import Dispatch
 /// grow, and stay below the total until ``finish()``.
 final class ProgressReporter {
     private let path: String
-    private let callback: (@Sendable (ExportProgress) -> Void)?
-    private let cancellation: ExportCancellation?
+    private let callback: (@Sendable (JobProgress) -> Void)?
+    private let cancellation: JobCancellation?
     private var pageSize = 0
     private var total = 1
     private var lastCompleted = -1
     private var lastReportTime: UInt64 = 0
 
-    init(path: String, callback: (@Sendable (ExportProgress) -> Void)?, cancellation: ExportCancellation?) {
+    init(path: String, callback: (@Sendable (JobProgress) -> Void)?, cancellation: JobCancellation?) {
         self.path = path
         self.callback = callback
         self.cancellation = cancellation
@@ -55,6 +55,6 @@ final class ProgressReporter {
         guard completed > lastCompleted, let callback else { return }
         lastCompleted = completed
         lastReportTime = DispatchTime.now().uptimeNanoseconds
-        callback(ExportProgress(completed: completed, total: total))
+        callback(JobProgress(completed: completed, total: total))
     }
 }

@@ -5,9 +5,10 @@ import Synchronization
 
 /// An encrypted key-value store in a table of any DBCrypt database (an
 /// encrypted file or not): every value sealed with AES-256-GCM, bound to
-/// its store and its key (a value copied to another key or store does not
-/// open), every key sealed deterministically so that it is not readable in
-/// the file but can still be looked up and listed.
+/// its store and its entry's name (a value copied to another entry or store
+/// does not open), every name sealed deterministically so that it is not
+/// readable in the file but can still be looked up and listed. (The store's
+/// *keys* are its cryptographic keys; what a value is stored for is its *name*.)
 ///
 /// ```swift
 /// let queue = try DatabaseQueue(path: "app.db", key: .passphrase(databaseSecret))
@@ -24,7 +25,7 @@ import Synchronization
 /// re-wraps the keys, at once, whatever the number of entries; rotating the
 /// data key re-seals every entry, resumably (see ``rotateDataKey(progress:cancellation:)``).
 ///
-/// Listing keys (``keys(withPrefix:)``) opens every key name of the store:
+/// Listing names (``names(withPrefix:)``) opens every entry name of the store:
 /// it costs time in proportion to the store's size.
 public final class SealedStore: Sendable {
     /// The store's name in its database.
@@ -155,73 +156,73 @@ public final class SealedStore: Sendable {
 
     // MARK: - Reading
 
-    /// The value of `key`, or nil when the store has none.
+    /// The value of `name`, or nil when the store has none.
     ///
     /// - throws: ``SealError/authenticationFailed`` when the stored value was
-    ///   altered or moved from another key, and the ``DatabaseError`` of the read.
-    public func get(_ key: String) throws -> Data? {
-        try writer.unsafeRead { db in try self.entries(in: db).get(key) }
+    ///   altered or moved from another entry, and the ``DatabaseError`` of the read.
+    public func get(_ name: String) throws -> Data? {
+        try writer.unsafeRead { db in try self.entries(in: db).get(name) }
     }
 
-    /// The value of `key` as UTF-8 text; see ``get(_:)``.
+    /// The value of `name` as UTF-8 text; see ``get(_:)``.
     ///
     /// - throws: as ``get(_:)``, and ``SealError/notUTF8``.
-    public func getString(_ key: String) throws -> String? {
-        try writer.unsafeRead { db in try self.entries(in: db).getString(key) }
+    public func getString(_ name: String) throws -> String? {
+        try writer.unsafeRead { db in try self.entries(in: db).getString(name) }
     }
 
-    /// The value of `key` decoded as `type`; see ``get(_:)``.
+    /// The value of `name` decoded as `type`; see ``get(_:)``.
     ///
     /// - throws: as ``get(_:)``, and ``SealError/coding(reason:)``.
-    public func get<Value: Decodable>(_ type: Value.Type, _ key: String) throws -> Value? {
-        try writer.unsafeRead { db in try self.entries(in: db).get(type, key) }
+    public func get<Value: Decodable>(_ type: Value.Type, _ name: String) throws -> Value? {
+        try writer.unsafeRead { db in try self.entries(in: db).get(type, name) }
     }
 
-    /// Whether the store has a value for `key`.
+    /// Whether the store has a value for `name`.
     ///
     /// - throws: the ``DatabaseError`` of the read.
-    public func contains(_ key: String) throws -> Bool {
-        try writer.unsafeRead { db in try self.entries(in: db).contains(key) }
+    public func contains(_ name: String) throws -> Bool {
+        try writer.unsafeRead { db in try self.entries(in: db).contains(name) }
     }
 
-    /// Every key that starts with `prefix`, sorted. Opens every key name of
-    /// the store.
+    /// Every entry name that starts with `prefix`, sorted. Opens every
+    /// entry name of the store.
     ///
-    /// - throws: ``SealError/authenticationFailed`` for a key name that was
+    /// - throws: ``SealError/authenticationFailed`` for an entry name that was
     ///   altered, and the ``DatabaseError`` of the read.
-    public func keys(withPrefix prefix: String = "") throws -> [String] {
-        try writer.read { db in try self.entries(in: db).keys(withPrefix: prefix) }
+    public func names(withPrefix prefix: String = "") throws -> [String] {
+        try writer.read { db in try self.entries(in: db).names(withPrefix: prefix) }
     }
 
     // MARK: - Writing
 
-    /// Seals `value` under the current data key and stores it for `key`,
+    /// Seals `value` under the current data key and stores it for `name`,
     /// replacing any value it had.
     ///
     /// - throws: the ``DatabaseError`` of the write.
     @inlinable
-    public func set(_ value: some DataProtocol & Sendable, for key: String) throws {
-        try writer.write { db in try self.entries(in: db).set(value, for: key) }
+    public func set(_ value: some DataProtocol & Sendable, for name: String) throws {
+        try writer.write { db in try self.entries(in: db).set(value, for: name) }
     }
 
     /// Stores the UTF-8 bytes of `value`; see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
-    public func set(_ value: String, for key: String) throws {
-        try set(Data(value.utf8), for: key)
+    public func set(_ value: String, for name: String) throws {
+        try set(Data(value.utf8), for: name)
     }
 
     /// Stores `value` encoded as JSON; see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
     ///
     /// - throws: ``SealError/coding(reason:)``, and the ``DatabaseError`` of the write.
-    public func set<Value: Encodable>(encoding value: Value, for key: String) throws {
-        try set(SealingKey.encode(value), for: key)
+    public func set<Value: Encodable>(encoding value: Value, for name: String) throws {
+        try set(SealingKey.encode(value), for: name)
     }
 
-    /// Removes the value of `key`; returns whether there was one.
+    /// Removes the value of `name`; returns whether there was one.
     ///
     /// - throws: the ``DatabaseError`` of the write.
     @discardableResult
-    public func remove(_ key: String) throws -> Bool {
-        try writer.write { db in try self.entries(in: db).remove(key) }
+    public func remove(_ name: String) throws -> Bool {
+        try writer.write { db in try self.entries(in: db).remove(name) }
     }
 
     /// Runs `body` in one write transaction: every change it makes through
@@ -229,8 +230,8 @@ public final class SealedStore: Sendable {
     ///
     /// ```swift
     /// try store.batch { entries in
-    ///     try entries.set("a", for: "k1")
-    ///     try entries.remove("k2")
+    ///     try entries.set("a", for: "first")
+    ///     try entries.remove("second")
     /// }
     /// ```
     /// - throws: what `body` throws, and the ``DatabaseError`` of the transaction.
@@ -245,11 +246,11 @@ public final class SealedStore: Sendable {
 
     // MARK: - Observation
 
-    /// The value of `key` as an `AsyncSequence`: at once, then after each
+    /// The value of `name` as an `AsyncSequence`: at once, then after each
     /// commit that changes the store (a value equal to the last one is not
     /// delivered again). Ends when the iterating task is cancelled.
-    public func observe(_ key: String) -> AsyncThrowingStream<Data?, Error> {
-        writer.observe(removingDuplicates: true, checkingOtherProcessesEvery: nil) { db in try self.entries(in: db).get(key) }
+    public func observe(_ name: String) -> AsyncThrowingStream<Data?, Error> {
+        writer.observe(removingDuplicates: true, checkingOtherProcessesEvery: nil) { db in try self.entries(in: db).get(name) }
     }
 }
 
@@ -270,41 +271,41 @@ extension SealedStore {
             self.db = db
         }
 
-        /// The value of `key`, or nil; see ``SealedStore/get(_:)``.
-        public func get(_ key: String) throws -> Data? {
+        /// The value of `name`, or nil; see ``SealedStore/get(_:)``.
+        public func get(_ name: String) throws -> Data? {
             let keys = store.keys
             let cursor = try db.cachedStatement("SELECT value FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?")
-                .query(values: store.name, try keys.tag(key))
+                .query(values: store.name, try keys.tag(name))
             guard let row = try cursor.next() else { return nil }
             let sealed: Data = try row[0]
             do {
-                return try keys.openEntry(sealed, name: key)
+                return try keys.openEntry(sealed, name: name)
             } catch SealError.wrongKey {
                 // Sealed under a key another connection added since: read the keys again.
-                return try store.reloadKeys(db).openEntry(sealed, name: key)
+                return try store.reloadKeys(db).openEntry(sealed, name: name)
             }
         }
 
-        /// The value of `key` as UTF-8 text; see ``SealedStore/getString(_:)``.
-        public func getString(_ key: String) throws -> String? {
-            guard let data = try get(key) else { return nil }
+        /// The value of `name` as UTF-8 text; see ``SealedStore/getString(_:)``.
+        public func getString(_ name: String) throws -> String? {
+            guard let data = try get(name) else { return nil }
             guard let text = String(data: data, encoding: .utf8) else { throw SealError.notUTF8 }
             return text
         }
 
-        /// The value of `key` decoded as `type`; see ``SealedStore/get(_:_:)``.
-        public func get<Value: Decodable>(_ type: Value.Type, _ key: String) throws -> Value? {
-            try get(key).map { try SealingKey.decode(type, from: $0) }
+        /// The value of `name` decoded as `type`; see ``SealedStore/get(_:_:)``.
+        public func get<Value: Decodable>(_ type: Value.Type, _ name: String) throws -> Value? {
+            try get(name).map { try SealingKey.decode(type, from: $0) }
         }
 
-        /// Whether `key` has a value.
-        public func contains(_ key: String) throws -> Bool {
+        /// Whether `name` has a value.
+        public func contains(_ name: String) throws -> Bool {
             try db.cachedStatement("SELECT 1 FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?")
-                .query(values: store.name, try store.keys.tag(key)).next() != nil
+                .query(values: store.name, try store.keys.tag(name)).next() != nil
         }
 
-        /// Every key starting with `prefix`, sorted; see ``SealedStore/keys(withPrefix:)``.
-        public func keys(withPrefix prefix: String = "") throws -> [String] {
+        /// Every entry name starting with `prefix`, sorted; see ``SealedStore/names(withPrefix:)``.
+        public func names(withPrefix prefix: String = "") throws -> [String] {
             let keys = store.keys
             let cursor = try db.cachedStatement("SELECT tag, name FROM dbcrypt_sealed_entry WHERE store = ?").query(values: store.name)
             var names: [String] = []
@@ -315,20 +316,20 @@ extension SealedStore {
             return names.sorted()
         }
 
-        /// Stores `value` for `key`; see ``SealedStore/set(_:for:)-(some DataProtocol & Sendable,_)``.
+        /// Stores `value` for `name`; see ``SealedStore/set(_:for:)-(some DataProtocol & Sendable,_)``.
         @inlinable
-        public func set(_ value: some DataProtocol, for key: String) throws {
-            try withContiguousBytes(value) { try set(bytes: $0, for: key) }
+        public func set(_ value: some DataProtocol, for name: String) throws {
+            try withContiguousBytes(value) { try set(bytes: $0, for: name) }
         }
 
-        /// Stores `value` for `key` (the work of the generic `set`).
+        /// Stores `value` for `name` (the work of the generic `set`).
         @usableFromInline
-        func set(bytes value: UnsafeRawBufferPointer, for key: String) throws {
+        func set(bytes value: UnsafeRawBufferPointer, for name: String) throws {
             let keys = try keysForWriting()
-            let tag = try keys.tag(key)
-            let sealed = try keys.sealEntry(value, name: key)
+            let tag = try keys.tag(name)
+            let sealed = try keys.sealEntry(value, name: name)
             // The name is written again too: one stored before names were padded gets padded.
-            let sealedName = try keys.sealName(key, tag: tag)
+            let sealedName = try keys.sealName(name, tag: tag)
             try db.cachedStatement("UPDATE dbcrypt_sealed_entry SET value = ?, name = ? WHERE store = ? AND tag = ?")
                 .execute(values: sealed, sealedName, store.name, tag)
             if db.changes == 0 {
@@ -338,20 +339,20 @@ extension SealedStore {
         }
 
         /// Stores the UTF-8 bytes of `value`.
-        public func set(_ value: String, for key: String) throws {
-            try set(Data(value.utf8), for: key)
+        public func set(_ value: String, for name: String) throws {
+            try set(Data(value.utf8), for: name)
         }
 
         /// Stores `value` encoded as JSON.
-        public func set<Value: Encodable>(encoding value: Value, for key: String) throws {
-            try set(SealingKey.encode(value), for: key)
+        public func set<Value: Encodable>(encoding value: Value, for name: String) throws {
+            try set(SealingKey.encode(value), for: name)
         }
 
-        /// Removes the value of `key`; returns whether there was one.
+        /// Removes the value of `name`; returns whether there was one.
         @discardableResult
-        public func remove(_ key: String) throws -> Bool {
+        public func remove(_ name: String) throws -> Bool {
             try db.cachedStatement("DELETE FROM dbcrypt_sealed_entry WHERE store = ? AND tag = ?")
-                .execute(values: store.name, try store.keys.tag(key))
+                .execute(values: store.name, try store.keys.tag(name))
             return db.changes > 0
         }
 

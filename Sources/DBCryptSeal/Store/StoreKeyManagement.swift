@@ -62,7 +62,7 @@ extension SealedStore {
     ///
     /// - throws: ``DatabaseError/cancelled`` when `cancellation` is cancelled
     ///   (the entries re-sealed so far stay so), and the ``DatabaseError`` of the writes.
-    public func rotateDataKey(progress: (@Sendable (ExportProgress) -> Void)? = nil, cancellation: ExportCancellation? = nil) throws {
+    public func rotateDataKey(progress: (@Sendable (JobProgress) -> Void)? = nil, cancellation: JobCancellation? = nil) throws {
         let rotated: StoreKeys = try writer.write { db in
             let keys = try self.reloadKeys(db)
             guard let newest = keys.dataKeys.ids.max(), newest < UInt32.max else {
@@ -87,10 +87,10 @@ extension SealedStore {
     /// - throws: ``DatabaseError/cancelled``, ``SealError/authenticationFailed``
     ///   or ``SealError/storeDamaged(reason:)`` for an entry that was altered
     ///   (it is left as it is), and the ``DatabaseError`` of the writes.
-    public func finishRotation(progress: (@Sendable (ExportProgress) -> Void)? = nil, cancellation: ExportCancellation? = nil) throws {
+    public func finishRotation(progress: (@Sendable (JobProgress) -> Void)? = nil, cancellation: JobCancellation? = nil) throws {
         let total = try entriesUnderOlderKeys()
         var done = 0
-        progress?(ExportProgress(completed: 0, total: total))
+        progress?(JobProgress(completed: 0, total: total))
         // Through the whole store in the order of its primary key, a batch
         // per transaction: entries written meanwhile are sealed with the
         // current key already.
@@ -127,7 +127,7 @@ extension SealedStore {
                 return (resealed, rows.count < Self.rotationBatch ? nil : rows.last?.tag)
             }
             done += resealed
-            progress?(ExportProgress(completed: min(done, total), total: total))
+            progress?(JobProgress(completed: min(done, total), total: total))
             guard let last else { break }
             after = last
         }

@@ -1,5 +1,6 @@
 import Crypto
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 /// What opens a store: a passphrase (stretched by the store's key
@@ -68,7 +69,7 @@ final class StoreKeys: Sendable {
 
     /// What a store's contexts start with: its id, in hexadecimal.
     static func prefix(_ storeID: Data) -> String {
-        "dbcrypt store " + hex(storeID) + ": "
+        "dbcrypt store " + Hex.encode(storeID) + ": "
     }
     static func nameKeyContext(_ storeID: Data) -> String { prefix(storeID) + "name key" }
     static func dataKeyContext(_ storeID: Data, _ id: UInt32) -> String { prefix(storeID) + "data key \(id)" }
@@ -162,10 +163,5 @@ final class StoreKeys: Sendable {
             throw SealError.storeDamaged(reason: "an entry's sealed name does not match its row")
         }
         return name
-    }
-
-    static func hex(_ bytes: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 }
