@@ -110,11 +110,11 @@ public struct DatabaseKey: Sendable, CustomStringConvertible, CustomDebugStringC
                     text[1] = UInt8(ascii: "'")
                     var index = 2
                     for byte in key {
-                        Hex.write(byte, into: text, at: index)
+                        Hex.write(byte, into: text, at: index, uppercase: true)
                         index += 2
                     }
                     for byte in salt {
-                        Hex.write(byte, into: text, at: index)
+                        Hex.write(byte, into: text, at: index, uppercase: true)
                         index += 2
                     }
                     text[index] = UInt8(ascii: "'")

@@ -20,7 +20,7 @@ package enum Hex {
 
     /// Writes `byte`'s two hex digits at `index` of `text`, in place: for
     /// text that is itself a secret, made in ``SecretBytes``.
-    package static func write(_ byte: UInt8, into text: UnsafeMutableRawBufferPointer, at index: Int, uppercase: Bool = true) {
+    package static func write(_ byte: UInt8, into text: UnsafeMutableRawBufferPointer, at index: Int, uppercase: Bool) {
         let letters = uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")
         func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : letters + nibble - 10 }
         text[index] = digit(byte >> 4)
