@@ -14,8 +14,9 @@ import Darwin
 ///   A connection to one of them without the option would take and release
 ///   ordinary POSIX locks, which replace the process's exclusive lock: so it
 ///   is refused.
-/// - ``all``: every file a connection opened, recorded before SQLite opens
-///   it. The `-wal` beside a file this process has open is a live log.
+/// - ``all``: every file a connection opened (recorded before SQLite opens
+///   it) or attached. The `-wal` beside a file this process has open is a
+///   live log.
 package final class OpenFiles: Sendable {
     private struct State {
         /// How many open connections hold each file.
