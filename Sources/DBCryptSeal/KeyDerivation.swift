@@ -1,7 +1,9 @@
 import CArgon2
+import CPrimitives
 import Crypto
 import CryptoExtras
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 /// How a passphrase becomes a key: Argon2id (the default for new stores),
@@ -97,12 +99,16 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
                 throw SealError.invalidKeyDerivation(reason: "\(self) failed: \(error)")
             }
         case .pbkdf2SHA256(let iterations):
-            do {
-                return try KDF.Insecure.PBKDF2.deriveKey(
-                    from: passphrase, salt: salt, using: .sha256, outputByteCount: byteCount, unsafeUncheckedRounds: iterations)
-            } catch {
-                throw SealError.invalidKeyDerivation(reason: "\(self) failed: \(error)")
+            // CPrimitives' PBKDF2: the one SQLCipher's keys and the page reader use.
+            var output = [UInt8](repeating: 0, count: byteCount)
+            defer { SecretBytes.wipe(&output) }
+            let salt = Array(salt)
+            guard let rounds = UInt32(exactly: iterations),
+                  dbcrypt_pbkdf2(CipherHash.sha256.cValue, passphrase.baseAddress, passphrase.count, salt, salt.count, rounds,
+                                 &output, byteCount) == 1 else {
+                throw SealError.invalidKeyDerivation(reason: "\(self) failed")
             }
+            return SymmetricKey(data: output)
         }
     }
 
