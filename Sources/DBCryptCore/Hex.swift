@@ -3,28 +3,25 @@
 package enum Hex {
     /// The bytes as hex digits, two per byte.
     package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
-        String(decoding: digits(bytes, uppercase: uppercase), as: UTF8.self)
-    }
-
-    /// The bytes as the UTF-8 of hex digits.
-    private static func digits(_ bytes: some Sequence<UInt8>, uppercase: Bool) -> [UInt8] {
-        var text = [UInt8](repeating: 0, count: bytes.underestimatedCount * 2)
-        var index = 0
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
-            if index + 2 > text.count { text += [0, 0] }
-            text.withUnsafeMutableBytes { write(byte, into: $0, at: index, uppercase: uppercase) }
-            index += 2
+            text.append(digit(byte >> 4, uppercase: uppercase))
+            text.append(digit(byte & 0xF, uppercase: uppercase))
         }
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Writes `byte`'s two hex digits at `index` of `text`, in place: for
     /// text that is itself a secret, made in ``SecretBytes``.
     package static func write(_ byte: UInt8, into text: UnsafeMutableRawBufferPointer, at index: Int, uppercase: Bool) {
-        let letters = uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")
-        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : letters + nibble - 10 }
-        text[index] = digit(byte >> 4)
-        text[index + 1] = digit(byte & 0xF)
+        text[index] = digit(byte >> 4, uppercase: uppercase)
+        text[index + 1] = digit(byte & 0xF, uppercase: uppercase)
+    }
+
+    /// The hex digit of `nibble` (0 to 15).
+    private static func digit(_ nibble: UInt8, uppercase: Bool) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : (uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")) + nibble - 10
     }
 
     /// The bytes that the UTF-8 hex digits `text` spell (either case), or

@@ -309,13 +309,4 @@ extension DatabaseError {
         case let .system(path, reason): self = .cannotOpen(path: path, reason: reason)
         }
     }
-
-    /// `body`'s result, its `FileError` turned into a ``DatabaseError``.
-    static func mapping<T>(_ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw DatabaseError(error)
-        }
-    }
 }

@@ -40,9 +40,13 @@ public enum FileFormat: Equatable, Sendable {
     /// ``detect(at:)``, and whether a `.notPlaintext` file starts with
     /// SQLite's magic: encrypted bytes behind a plaintext header.
     static func detectWithHeader(at path: String) throws -> (format: FileFormat, hasPlaintextHeader: Bool) {
-        guard let header = try DatabaseError.mapping({ () throws(FileError) in try FileReader.start(of: path, count: 100) }) else {
-            return (.missing, false)
+        let start: [UInt8]?
+        do {
+            start = try FileReader.start(of: path, count: 100)
+        } catch {
+            throw DatabaseError(error)
         }
+        guard let header = start else { return (.missing, false) }
         let filled = header.count
         if filled == 0 { return (.empty, false) }
         guard filled >= 16, Array(header[0..<16]) == SQLiteHeader.magic else { return (.notPlaintext, false) }

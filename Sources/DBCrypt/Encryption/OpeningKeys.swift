@@ -10,8 +10,10 @@ struct OpeningKeys {
     let given: DatabaseKey
     let path: String
     private var derived: [CipherSettings.Format: DatabaseKey] = [:]
-    /// The salt each derivation used, as read before SQLite opened the file.
-    private var salts: [CipherSettings.Format: [UInt8]] = [:]
+    /// The file's salt as read before SQLite opened the file (`.some(nil)`:
+    /// it has none), read once: every format tried keeps the plaintext
+    /// header and salt settings, so every format derives from it.
+    private var salt: [UInt8]??
 
     init(_ given: DatabaseKey, path: String) {
         self.given = given
@@ -23,10 +25,10 @@ struct OpeningKeys {
     /// it is raw or no salt can be read.
     mutating func existing(_ settings: CipherSettings) -> DatabaseKey {
         if let known = derived[settings.format] { return known }
-        let salt = settings.fileSalt(path, key: given)
-        let made = salt.flatMap { given.derived(salt: $0, settings) } ?? given
+        let fileSalt = salt ?? settings.fileSalt(path, key: given)
+        salt = .some(fileSalt)
+        let made = fileSalt.flatMap { given.derived(salt: $0, settings) } ?? given
         derived[settings.format] = made
-        salts[settings.format] = salt
         return made
     }
 
@@ -34,9 +36,9 @@ struct OpeningKeys {
     /// another program replaced the file (a key change, a migration) between
     /// the read and the open. Then the keys are forgotten, to be derived again.
     mutating func forgetIfTheSaltChanged(_ settings: CipherSettings) -> Bool {
-        guard let used = salts[settings.format], settings.fileSalt(path, key: given) != used else { return false }
+        guard let used = salt, settings.fileSalt(path, key: given) != used else { return false }
         derived = [:]
-        salts = [:]
+        salt = nil
         return true
     }
 
