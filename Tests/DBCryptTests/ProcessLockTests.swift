@@ -24,6 +24,13 @@ final class ProcessLockTests: XCTestCase {
         return (status, complaint)
     }
 
+    /// Fails unless another process's write to `path` meets a lock.
+    private func assertAnotherProcessCannotWrite(_ path: String, line: UInt = #line) throws {
+        let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
+        XCTAssertNotEqual(status, 0, "another process began a write during ours", line: line)
+        XCTAssertTrue(complaint.contains("locked"), complaint, line: line)
+    }
+
     func testAConnectionOpenedDuringAWriteKeepsTheWritersLock() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("rollback.db").path
         let queue = try DatabaseQueue(path: path, key: .passphrase(passphrase), options: options)
@@ -34,9 +41,7 @@ final class ProcessLockTests: XCTestCase {
             let other = try Database(path: path, key: .passphrase(passphrase), options: options)
             XCTAssertEqual(try other.fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
             other.close()
-            let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
-            XCTAssertNotEqual(status, 0, "another process began a write during ours")
-            XCTAssertTrue(complaint.contains("locked"), complaint)
+            try assertAnotherProcessCannotWrite(path)
         }
         let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
         XCTAssertEqual(status, 0, complaint)
@@ -68,9 +73,7 @@ final class ProcessLockTests: XCTestCase {
             XCTAssertFalse(EncryptedDatabaseFile.hasPlaintextHeader(at: path))
             let file = try EncryptedDatabaseFile(path: path, key: .passphrase(passphrase), settings: .sqlcipher3)
             XCTAssertTrue(try file.verify().isIntact)
-            let (status, complaint) = try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;")
-            XCTAssertNotEqual(status, 0, "another process began a write during ours")
-            XCTAssertTrue(complaint.contains("locked"), complaint)
+            try assertAnotherProcessCannotWrite(path)
         }
         try queue.close()
         XCTAssertEqual(try shell(path, "BEGIN IMMEDIATE;\nCOMMIT;").status, 0)
@@ -87,9 +90,7 @@ final class ProcessLockTests: XCTestCase {
         try db.inTransaction(.immediate) { db in
             try db.execute("INSERT INTO other.t VALUES (1)")
             XCTAssertEqual(try FileFormat.detect(at: attached), .notPlaintext)
-            let (status, complaint) = try shell(attached, "BEGIN IMMEDIATE;\nCOMMIT;")
-            XCTAssertNotEqual(status, 0, "another process began a write during ours")
-            XCTAssertTrue(complaint.contains("locked"), complaint)
+            try assertAnotherProcessCannotWrite(attached)
         }
         db.close()
         XCTAssertEqual(try shell(attached, "BEGIN IMMEDIATE;\nCOMMIT;").status, 0)
