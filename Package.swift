@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DBCrypt", targets: ["DBCrypt"]),
         .library(name: "DBCryptSeal", targets: ["DBCryptSeal"]),
         .library(name: "SQLCipherFormat", targets: ["SQLCipherFormat"]),
+        .library(name: "DBCryptKeyStore", targets: ["DBCryptKeyStore"]),
         .executable(name: "dbcrypt", targets: ["dbcrypt"]),
     ],
     dependencies: [
@@ -48,12 +49,21 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The Secret Service's client library: Debian's libsecret-1-dev or Homebrew's libsecret.
+        .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"]), .brew(["libsecret"])]),
+        // The Linux kernel's keyrings: Debian's libkeyutils-dev.
+        .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        // Keys kept outside the database: the Secret Service, the kernel keyring, a service's credentials.
+        .target(
+            name: "DBCryptKeyStore",
+            dependencies: ["DBCryptCore", "CPrimitives", "CLibSecret", .target(name: "CKeyutils", condition: .when(platforms: [.linux]))]
+        ),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
         .target(name: "SQLCipherFormat", dependencies: ["DBCryptCore", "CPrimitives"]),
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
-            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "DBCryptKeyStore", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
@@ -62,7 +72,7 @@ let package = Package(
             path: "Benchmarks/DBCryptBenchmarks"
         ),
         // A child process the tests kill mid-way or run under a file-size limit.
-        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptSeal", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
+        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptSeal", "DBCryptKeyStore", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         // Temporary directories and the peers both test targets run.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "SQLCipherFormat", "CPrimitives", "DBCryptTestHelper", "TestSupport"]),
@@ -72,6 +82,7 @@ let package = Package(
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
         .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestSupport"]),
+        .testTarget(name: "DBCryptKeyStoreTests", dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "DBCryptTestHelper", "TestSupport"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
     ],

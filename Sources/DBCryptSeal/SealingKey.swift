@@ -128,3 +128,21 @@ public struct SealingKey: Sendable, CustomStringConvertible {
     }
 }
 
+
+extension SealingKey {
+    /// The sealing key of a raw database key: its 32 bytes (a salt it
+    /// carries is not used). How a key kept in a key store seals values.
+    ///
+    /// ```swift
+    /// let key = try SealingKey(DatabaseKey.loadOrCreate(in: SecretService(), service: "com.example.notes", account: "seal"))
+    /// ```
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` for a passphrase, which
+    ///   must be derived first (``KeyDerivation``).
+    public init(_ key: DatabaseKey, id: UInt32? = nil) throws {
+        guard key.kind != .passphrase else {
+            throw SealError.invalidKey(reason: "a sealing key is a raw key, not a passphrase: derive one with KeyDerivation")
+        }
+        self.init(key.secret.withUnsafeBytes { SymmetricKey(data: $0) }, id: id)
+    }
+}

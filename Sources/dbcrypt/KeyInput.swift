@@ -39,19 +39,16 @@ enum KeyInput {
     }
 
     /// A passphrase, with one trailing newline (`\n` or `\r\n`) removed, or a
-    /// raw key written `x'<hex>'`.
+    /// raw key written `x'<hex>'`, as ``DatabaseKey/init(keyText:)`` reads it.
     static func parse(_ bytes: [UInt8], source: String) throws -> DatabaseKey {
-        var bytes = trimmingNewline(bytes)
-        defer { bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        guard !bytes.isEmpty else { throw CLIError("The key in \(source) is empty.") }
-        if bytes.count >= 2, bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X"), bytes[1] == UInt8(ascii: "'") {
-            do {
-                return try DatabaseKey(sqlcipherRawKey: String(decoding: bytes, as: UTF8.self))
-            } catch {
-                throw CLIError("The raw key in \(source) is malformed: write x' then 64 hex digits (or 96 with the salt) then '.")
-            }
+        var bytes = bytes
+        defer { SecretBytes.wipe(&bytes) }
+        do {
+            return try DatabaseKey(keyText: bytes)
+        } catch {
+            guard !(bytes.isEmpty || bytes == [10] || bytes == [13, 10]) else { throw CLIError("The key in \(source) is empty.") }
+            throw CLIError("The raw key in \(source) is malformed: write x' then 64 hex digits (or 96 with the salt) then '.")
         }
-        return .passphrase(bytes: bytes)
     }
 
     /// Asks for a key on the terminal without echo; with `confirm`, twice.

@@ -25,6 +25,11 @@
 //       hold them, fills a temporary table and indexes it; with
 //       --temp-store-file, first puts temporary storage back on disk
 //       (the control: what a raw handle with SQLite's default may do)
+//   DBCryptTestHelper key-store-load secret-service|kernel|credentials SERVICE/ACCOUNT
+//       loads the key: prints "found" and the key's kind, or the KeyStoreError's case
+//   DBCryptTestHelper key-store-race secret-service|kernel SERVICE/ACCOUNT DBPATH
+//       waits for DBPATH.go to appear, DatabaseKey.loadOrCreate, then opens DBPATH with that key (making it
+//       when missing) and adds a row naming this process
 //
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
 import CSQLCipher
@@ -71,6 +76,10 @@ do {
         try writeExclusively(arguments[2], key: key("DBCRYPT_TEST_KEY"))
     case "temp-storage":
         try temporaryStorage(arguments[2], key: key("DBCRYPT_TEST_KEY"), onDisk: arguments.contains("--temp-store-file"))
+    case "key-store-load":
+        try keyStoreLoad(store: arguments[2], item: arguments[3])
+    case "key-store-race":
+        try keyStoreRace(store: arguments[2], item: arguments[3], database: arguments[4])
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:

@@ -165,3 +165,22 @@ final class StoreKeys: Sendable {
         return name
     }
 }
+
+extension StoreCredential {
+    /// The credential a database key gives: a raw key is the key-encryption
+    /// key (``key(_:)``), a passphrase is derived with the store's settings
+    /// (``passphrase(_:)``). How a key kept in a key store opens a sealed store.
+    ///
+    /// - throws: ``SealError/invalidKey(reason:)`` for a passphrase that is
+    ///   not UTF-8 text.
+    public init(_ key: DatabaseKey) throws {
+        if key.kind != .passphrase {
+            self = .key(try SealingKey(key))
+            return
+        }
+        guard let text = key.secret.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
+            throw SealError.invalidKey(reason: "a store's passphrase is UTF-8 text")
+        }
+        self = .passphrase(text)
+    }
+}

@@ -1,0 +1,26 @@
+// The Secret Service's client library: Debian's libsecret-1-dev, or Homebrew's libsecret.
+#include <libsecret/secret.h>
+
+// The schema of DBCrypt's items: two string attributes, service and account.
+// Items are matched on those alone (not on the schema's name), so that an
+// item another tool stored with the same attributes (secret-tool store
+// service S account A) is found as well.
+static inline const SecretSchema *dbcrypt_secret_schema(void) {
+    static const SecretSchema schema = {
+        "org.dbcrypt.DatabaseKey", SECRET_SCHEMA_DONT_MATCH_NAME,
+        {{"service", SECRET_SCHEMA_ATTRIBUTE_STRING}, {"account", SECRET_SCHEMA_ATTRIBUTE_STRING}, {NULL, 0}}};
+    return &schema;
+}
+
+// The attributes naming one item; free with g_hash_table_unref.
+static inline GHashTable *dbcrypt_secret_attributes(const char *service, const char *account) {
+    GHashTable *attributes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    g_hash_table_insert(attributes, g_strdup("service"), g_strdup(service));
+    g_hash_table_insert(attributes, g_strdup("account"), g_strdup(account));
+    return attributes;
+}
+
+// Whether error is libsecret's "the collection or item is locked".
+static inline int dbcrypt_secret_error_is_locked(const GError *error) {
+    return error != NULL && error->domain == secret_error_get_quark() && error->code == SECRET_ERROR_IS_LOCKED;
+}

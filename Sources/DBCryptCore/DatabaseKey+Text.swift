@@ -1,0 +1,60 @@
+import CPrimitives
+
+/// A key as text, the form a key file, an environment variable and every
+/// key store hold: a passphrase, or a raw key written as SQLCipher writes it.
+extension DatabaseKey {
+    /// A new random raw key with its own random salt, from the system's
+    /// secure random generator: what an app makes on first launch and keeps
+    /// in a key store. Opening with it costs no key derivation.
+    ///
+    /// - throws: ``CipherError/invalidKey(reason:)`` when the system's random
+    ///   generator fails (it does not on a working system).
+    public static func random() throws -> DatabaseKey {
+        var bytes = [UInt8](repeating: 0, count: 48)
+        defer { SecretBytes.wipe(&bytes) }
+        guard dbcrypt_random_bytes(&bytes, bytes.count) == 1 else {
+            throw CipherError.invalidKey(reason: "the system's random generator failed")
+        }
+        return try DatabaseKey(rawKey: bytes[0..<32], salt: Array(bytes[32...]))
+    }
+
+    /// The key read from text as a key file holds it: one trailing newline
+    /// (`\n` or `\r\n`) is not part of it; `x'<64 hex digits>'` (or 96, with
+    /// the salt) is a raw key; anything else is a passphrase.
+    ///
+    /// - throws: ``CipherError/invalidKey(reason:)`` when the text is empty,
+    ///   or starts as a raw key (`x'`) without being one.
+    public init(keyText: some Collection<UInt8>) throws {
+        var bytes = Array(keyText)
+        defer { SecretBytes.wipe(&bytes) }
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw CipherError.invalidKey(reason: "it is empty") }
+        // x'<hex>' is a raw key (passphrase(bytes:) reads it so, with no
+        // unwiped copy); text that starts so but is not one is a mistake.
+        let key = DatabaseKey.passphrase(bytes: bytes)
+        if key.kind == .passphrase, bytes.count >= 2, bytes[0] | 0x20 == UInt8(ascii: "x"), bytes[1] == UInt8(ascii: "'") {
+            throw CipherError.invalidKey(reason: "a raw key is written x' followed by 64 or 96 hex digits and '")
+        }
+        self = key
+    }
+
+    /// Hands `body` the key as text, the form ``init(keyText:)`` reads: the
+    /// passphrase's bytes, or `x'<hex>'` for a raw key (with its salt). For
+    /// a key store that keeps the key; `body` must not keep or copy the
+    /// bytes anywhere that outlives it.
+    public func withKeyText<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withSQLCipherKeyBytes(body)
+    }
+}
+
+extension DatabaseKey {
+    /// Whether `other` is the same key: the same kind, salt and bytes
+    /// (compared in constant time).
+    package func hasSameBytes(as other: DatabaseKey) -> Bool {
+        guard kind == other.kind, salt == other.salt, secret.count == other.secret.count else { return false }
+        return secret.withUnsafeBytes { mine in
+            other.secret.withUnsafeBytes { theirs in dbcrypt_equal(mine.baseAddress, theirs.baseAddress, mine.count) == 1 }
+        }
+    }
+}

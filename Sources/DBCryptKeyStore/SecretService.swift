@@ -1,0 +1,104 @@
+import CLibSecret
+import DBCryptCore
+
+/// The Secret Service: the freedesktop.org API that GNOME Keyring and
+/// KWallet serve on a desktop session's D-Bus, through libsecret.
+///
+/// A key is an item of the default collection (the login keyring) with the
+/// attributes `service` and `account` and the key's text as its secret, so
+/// `secret-tool lookup service S account A` finds it, and a key another tool
+/// stored so is found here. Items are matched on those two attributes alone.
+///
+/// ```swift
+/// let key = try DatabaseKey.loadOrCreate(in: SecretService(), service: "com.example.notes", account: "main")
+/// ```
+///
+/// It protects a key at rest with the user's login password; a process
+/// running as the same user while the collection is unlocked can read it.
+/// Reading a locked collection asks the desktop to prompt the user; where no
+/// prompt can be shown it is ``KeyStoreError/locked(store:)``.
+public struct SecretService: KeyStore {
+    /// The label new items get, which desktop key managers show.
+    public var label: String
+
+    /// The Secret Service of this session's D-Bus (`DBUS_SESSION_BUS_ADDRESS`).
+    public init(label: String = "DBCrypt database key") {
+        self.label = label
+    }
+
+    /// "the Secret Service".
+    public var name: String { "the Secret Service" }
+
+    /// The key in the item with these attributes, or nil when there is none.
+    ///
+    /// - throws: ``KeyStoreError/locked(store:)`` for an item in a locked
+    ///   collection that could not be unlocked; ``KeyStoreError/unavailable(store:reason:)``
+    ///   when the service cannot be reached; ``KeyStoreError/notAKey(store:item:reason:)``.
+    public func loadKey(service: String, account: String) throws -> DatabaseKey? {
+        let attributes = dbcrypt_secret_attributes(service, account)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        // Search rather than secret_password_lookup: that one answers
+        // "nothing" for an item it cannot unlock, which would look missing.
+        let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_UNLOCK.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
+        let items = secret_service_search_sync(nil, dbcrypt_secret_schema(), attributes, flags, nil, &error)
+        defer { g_list_free_full(items, g_object_unref) }
+        if let error { throw failure(error) }
+        guard let first = items?.pointee.data else { return nil }
+        let item = first.assumingMemoryBound(to: SecretItem.self)
+        if secret_item_get_locked(item) != 0 { throw KeyStoreError.locked(store: name) }
+        guard let value = secret_item_get_secret(item) else {
+            throw KeyStoreError.notAKey(store: name, item: "\(service)/\(account)", reason: "the item has no secret")
+        }
+        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        var length = 0
+        guard let bytes = secret_value_get(value, &length) else {
+            throw KeyStoreError.notAKey(store: name, item: "\(service)/\(account)", reason: "the item has no secret")
+        }
+        return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: length), store: name, item: "\(service)/\(account)")
+    }
+
+    /// Keeps `key` in the default collection, replacing an item with the
+    /// same attributes there.
+    ///
+    /// - throws: ``KeyStoreError/locked(store:)``, ``KeyStoreError/unavailable(store:reason:)``
+    ///   or ``KeyStoreError/writeRefused(store:reason:)``.
+    public func storeKey(_ key: DatabaseKey, service: String, account: String) throws {
+        let attributes = dbcrypt_secret_attributes(service, account)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        // libsecret copies the text into its own memory, which it wipes.
+        let stored = key.withKeyText { text -> gboolean in
+            let value = secret_value_new(text.baseAddress?.assumingMemoryBound(to: gchar.self), text.count, "text/plain")
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            return secret_password_storev_binary_sync(dbcrypt_secret_schema(), attributes, SECRET_COLLECTION_DEFAULT, label, value, nil, &error)
+        }
+        if let error { throw failure(error, writing: true) }
+        guard stored != 0 else { throw KeyStoreError.writeRefused(store: name, reason: "the service did not keep the item") }
+    }
+
+    /// Removes every item with these attributes; false when there was none.
+    ///
+    /// - throws: ``KeyStoreError/locked(store:)``, ``KeyStoreError/unavailable(store:reason:)``
+    ///   or ``KeyStoreError/writeRefused(store:reason:)``.
+    public func deleteKey(service: String, account: String) throws -> Bool {
+        let attributes = dbcrypt_secret_attributes(service, account)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        let removed = secret_password_clearv_sync(dbcrypt_secret_schema(), attributes, nil, &error)
+        if let error { throw failure(error, writing: true) }
+        return removed != 0
+    }
+
+    /// The typed error for libsecret's `error`, which this frees.
+    private func failure(_ error: UnsafeMutablePointer<GError>, writing: Bool = false) -> KeyStoreError {
+        defer { g_error_free(error) }
+        if dbcrypt_secret_error_is_locked(error) != 0 { return .locked(store: name) }
+        let message = String(cString: error.pointee.message)
+        // The bus, the service or the session are missing: D-Bus and I/O errors.
+        if error.pointee.domain == g_dbus_error_quark() || error.pointee.domain == g_io_error_quark() || !writing {
+            return .unavailable(store: name, reason: message)
+        }
+        return .writeRefused(store: name, reason: message)
+    }
+}

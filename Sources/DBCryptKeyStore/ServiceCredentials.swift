@@ -1,0 +1,97 @@
+import DBCryptCore
+import Foundation
+
+/// The credentials systemd gives a service: with `LoadCredential=NAME:PATH`
+/// or `LoadCredentialEncrypted=NAME:PATH` in its unit, the key is the file
+/// `NAME` in `$CREDENTIALS_DIRECTORY`, readable by the service alone, on
+/// memory that is never swapped, decrypted with the machine's TPM or host
+/// key where the credential is encrypted. How a server-side Swift service
+/// is given its key.
+///
+/// The directory belongs to one service, so the credential's name is the
+/// `account`; `service` is not used. The file holds a key as a key file
+/// does (a passphrase, or `x'<hex>'`). Read-only: the service manager
+/// writes credentials, never the service.
+///
+/// ```swift
+/// // [Service]
+/// // LoadCredentialEncrypted=notes-key:/etc/credstore.encrypted/notes-key
+/// let key = try DatabaseKey.load(from: ServiceCredentials(), service: "", account: "notes-key")
+/// ```
+///
+/// It protects a key from other users and, encrypted, from whoever copies
+/// the disk without the machine's TPM; root and the service itself can read it.
+public struct ServiceCredentials: KeyStore {
+    /// The directory, or nil for `$CREDENTIALS_DIRECTORY` when a key is read.
+    public var directory: String?
+
+    /// The credentials in `directory`, or by default in `$CREDENTIALS_DIRECTORY`.
+    public init(directory: String? = nil) {
+        self.directory = directory
+    }
+
+    /// "the service credentials".
+    public var name: String { "the service credentials" }
+
+    /// The key in the credential named `account`, or nil when there is no such file.
+    ///
+    /// - throws: ``KeyStoreError/unavailable(store:reason:)`` when there is
+    ///   no credentials directory or the file cannot be read;
+    ///   ``KeyStoreError/exposed(path:mode:)`` for a file that other users
+    ///   may read or change; ``KeyStoreError/notAKey(store:item:reason:)``.
+    public func loadKey(service: String, account: String) throws -> DatabaseKey? {
+        let path = try self.path(of: account)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        // The checks are on what is read, not on the name.
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) is not a regular file")
+        }
+        guard info.st_mode & 0o027 == 0 else { throw KeyStoreError.exposed(path: path, mode: UInt16(info.st_mode & 0o7777)) }
+        // A credential holds at most 1 MiB (systemd's own limit).
+        let limit = 1 << 20
+        guard info.st_size <= limit else {
+            throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) holds \(info.st_size) bytes, more than a key")
+        }
+        let text = SecretBytes(count: Int(info.st_size)) { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = read(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                done += n
+            }
+        }
+        return try text.withUnsafeBytes { try DatabaseKey.stored($0, store: name, item: account) }
+    }
+
+    /// Always refused: credentials are written by the service manager.
+    ///
+    /// - throws: ``KeyStoreError/writeRefused(store:reason:)``.
+    public func storeKey(_ key: DatabaseKey, service: String, account: String) throws {
+        throw KeyStoreError.writeRefused(store: name, reason: "credentials are read-only: give the key with LoadCredential= in the service's unit")
+    }
+
+    /// Always refused: credentials are written by the service manager.
+    ///
+    /// - throws: ``KeyStoreError/writeRefused(store:reason:)``.
+    public func deleteKey(service: String, account: String) throws -> Bool {
+        throw KeyStoreError.writeRefused(store: name, reason: "credentials are read-only: remove LoadCredential= from the service's unit")
+    }
+
+    /// The credential's file; a name is one file name, never a path.
+    private func path(of credential: String) throws -> String {
+        guard let directory = directory ?? ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            throw KeyStoreError.unavailable(store: name, reason: "CREDENTIALS_DIRECTORY is not set: this process is not a service given credentials")
+        }
+        guard !credential.isEmpty, !credential.contains("/"), credential != ".", credential != ".." else {
+            throw KeyStoreError.notAKey(store: name, item: credential, reason: "a credential's name is a file name, without /")
+        }
+        return "\(directory)/\(credential)"
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// A private D-Bus session bus with GNOME Keyring's Secret Service in it,
+/// its login collection made and unlocked, in a directory of its own: the
+/// real daemon the key store tests talk to, started headless. It ends with
+/// ``end()``, or with this process: its shell waits on a pipe only this
+/// process holds, and `dbus-run-session` stops the bus (and with it the
+/// daemon) when that shell ends.
+public final class KeyringSession: @unchecked Sendable {
+    /// `DBUS_SESSION_BUS_ADDRESS` of the session.
+    public let busAddress: String
+    /// Its directory (keyrings, runtime files).
+    public let directory: URL
+    private let process = Process()
+    private let keepAlive = Pipe()
+
+    /// The one session the tests of this process share in-process:
+    /// libsecret keeps its first connection to a bus for the life of the
+    /// process, so this process's `DBUS_SESSION_BUS_ADDRESS` is set to it
+    /// once, before the first use.
+    public static let shared: KeyringSession = {
+        do {
+            let session = try KeyringSession()
+            setenv("DBUS_SESSION_BUS_ADDRESS", session.busAddress, 1)
+            return session
+        } catch {
+            fatalError("cannot start a D-Bus session with gnome-keyring: \(error)")
+        }
+    }()
+
+    /// Starts a new session and waits until its Secret Service answers.
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-keyring-\(UUID().uuidString)")
+        let runtime = directory.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The login password unlocks the new login collection; it guards nothing of ours.
+        let script = """
+            printf %s dbcrypt-test-login | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+            for i in $(seq 100); do
+                gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+                    --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && break
+                sleep 0.05
+            done
+            echo "$DBUS_SESSION_BUS_ADDRESS"
+            exec cat >/dev/null
+            """
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-run-session")
+        process.arguments = ["--", "sh", "-c", script]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = directory.path
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        environment["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
+        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment["DISPLAY"] = nil
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        process.environment = environment
+        let output = Pipe()
+        process.standardInput = keepAlive
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 10 {
+            line.append(first)
+        }
+        busAddress = String(decoding: line, as: UTF8.self)
+        guard busAddress.hasPrefix("unix:") else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "dbus-run-session printed no bus address"])
+        }
+    }
+
+    deinit { end() }
+
+    /// Ends the session: the bus, and the daemon with it.
+    public func end() {
+        try? keepAlive.fileHandleForWriting.close()
+        if process.isRunning { process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Locks the login collection, as a screen lock does; it cannot be
+    /// unlocked again without a prompt, so only a session of its own is locked.
+    public func lockLoginCollection() throws {
+        let (status, _, complaint) = try run(
+            "/usr/bin/gdbus",
+            ["call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
+             "--method", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
+        guard status == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "gdbus could not lock the collection: \(complaint)"])
+        }
+    }
+
+    /// Runs `secret-tool` (libsecret's own command) in this session, with
+    /// `input` on its standard input: exit status and what it printed.
+    public func secretTool(_ arguments: [String], input: String? = nil) throws -> (status: Int32, printed: String) {
+        let (status, printed, _) = try run("/usr/bin/secret-tool", arguments, input: input,
+                                          environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
+        return (status, printed)
+    }
+}
