@@ -12,7 +12,7 @@ extension DatabaseKey {
     ///   any other ``KeyStoreError`` the store meets.
     public static func load(from store: some KeyStore, service: String, account: String) throws -> DatabaseKey {
         guard let key = try store.loadKey(service: service, account: account) else {
-            throw KeyStoreError.notFound(store: store.name, item: "\(service)/\(account)")
+            throw KeyStoreError.notFound(store: store.name, item: store.itemName(service: service, account: account))
         }
         return key
     }
@@ -47,7 +47,7 @@ extension DatabaseKey {
     public static func create(in store: some KeyStore, service: String, account: String) throws -> DatabaseKey {
         try KeyCreationLock.holding(store: store, service: service, account: account) {
             if try store.loadKey(service: service, account: account) != nil {
-                throw KeyStoreError.alreadyExists(store: store.name, item: "\(service)/\(account)")
+                throw KeyStoreError.alreadyExists(store: store.name, item: store.itemName(service: service, account: account))
             }
             return try makeAndStore(in: store, service: service, account: account)
         }
@@ -69,7 +69,7 @@ extension DatabaseKey {
     ///   any other ``KeyStoreError`` the store meets.
     public static func delete(from store: some KeyStore, service: String, account: String) throws {
         guard try store.deleteKey(service: service, account: account) else {
-            throw KeyStoreError.notFound(store: store.name, item: "\(service)/\(account)")
+            throw KeyStoreError.notFound(store: store.name, item: store.itemName(service: service, account: account))
         }
     }
 

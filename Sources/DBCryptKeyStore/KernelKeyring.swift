@@ -62,7 +62,7 @@ public struct KernelKeyring: KeyStore {
             free(buffer)
         }
         return try DatabaseKey.stored(UnsafeRawBufferPointer(start: buffer, count: Int(length)), store: name,
-                                      item: description(service: service, account: account))
+                                      item: itemName(service: service, account: account))
     }
 
     /// Keeps `key` as a `user` key in the ``scope`` keyring, replacing the
@@ -73,7 +73,7 @@ public struct KernelKeyring: KeyStore {
     public func storeKey(_ key: DatabaseKey, service: String, account: String) throws {
         let ring = try keyring()
         let id = key.withKeyText { text in
-            add_key("user", description(service: service, account: account), text.baseAddress, text.count, ring)
+            add_key("user", itemName(service: service, account: account), text.baseAddress, text.count, ring)
         }
         guard id >= 0 else {
             throw KeyStoreError.writeRefused(store: name, reason: String(cString: strerror(errno)))
@@ -93,13 +93,13 @@ public struct KernelKeyring: KeyStore {
         return true
     }
 
-    /// The key's description: `<service>:<account>`.
-    func description(service: String, account: String) -> String { "\(service):\(account)" }
+    /// The key's description, as keyctl shows it: `<service>:<account>`.
+    public func itemName(service: String, account: String) -> String { "\(service):\(account)" }
 
     /// The key's serial number, looked for in the session keyring, then the
     /// user keyring; nil when neither holds it.
     private func find(service: String, account: String) throws -> key_serial_t? {
-        let description = description(service: service, account: account)
+        let description = itemName(service: service, account: account)
         for ring in [KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING] {
             let id = keyctl_search(ring, "user", description, 0)
             if id >= 0 { return key_serial_t(id) }

@@ -24,6 +24,10 @@ public protocol KeyStore: Sendable {
     /// The store's name in sentences: "the Secret Service".
     var name: String { get }
 
+    /// How the store names the item of `service` and `account` in
+    /// sentences, as its own tools show it; by default `service/account`.
+    func itemName(service: String, account: String) -> String
+
     /// The key kept under `service` and `account`, or nil when there is none.
     ///
     /// - throws: ``KeyStoreError`` when the store cannot be reached, is
@@ -42,4 +46,9 @@ public protocol KeyStore: Sendable {
     /// - throws: ``KeyStoreError`` when the store cannot be reached, is
     ///   locked, or refuses the removal.
     func deleteKey(service: String, account: String) throws -> Bool
+}
+
+extension KeyStore {
+    /// `service/account`.
+    public func itemName(service: String, account: String) -> String { "\(service)/\(account)" }
 }

@@ -50,7 +50,7 @@ extension KeyStoreError: LocalizedError {
 
 extension String {
     /// The text with its first letter in upper case: a store's name at the start of a sentence.
-    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+    package var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }
 
 extension CipherError {

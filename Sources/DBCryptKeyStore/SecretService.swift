@@ -48,14 +48,14 @@ public struct SecretService: KeyStore {
         let item = first.assumingMemoryBound(to: SecretItem.self)
         if secret_item_get_locked(item) != 0 { throw KeyStoreError.locked(store: name) }
         guard let value = secret_item_get_secret(item) else {
-            throw KeyStoreError.notAKey(store: name, item: "\(service)/\(account)", reason: "the item has no secret")
+            throw KeyStoreError.notAKey(store: name, item: itemName(service: service, account: account), reason: "the item has no secret")
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         var length = 0
         guard let bytes = secret_value_get(value, &length) else {
-            throw KeyStoreError.notAKey(store: name, item: "\(service)/\(account)", reason: "the item has no secret")
+            throw KeyStoreError.notAKey(store: name, item: itemName(service: service, account: account), reason: "the item has no secret")
         }
-        return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: length), store: name, item: "\(service)/\(account)")
+        return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: length), store: name, item: itemName(service: service, account: account))
     }
 
     /// Keeps `key` in the default collection, replacing an item with the

@@ -33,6 +33,9 @@ public struct ServiceCredentials: KeyStore {
     /// "the service credentials".
     public var name: String { "the service credentials" }
 
+    /// The credential's name: `account`.
+    public func itemName(service: String, account: String) -> String { account }
+
     /// The key in the credential named `account`, or nil when there is no such file.
     ///
     /// - throws: ``KeyStoreError/unavailable(store:reason:)`` when there is

@@ -9,20 +9,24 @@ struct DBCryptCommand: ParsableCommand {
         abstract: "Encrypt, decrypt, re-key, check and query SQLCipher databases; seal values.",
         discussion: """
             Keys never go on the command line: give --key-env NAME (the key is in that \
-            environment variable) or --key-file PATH; with neither, dbcrypt asks on the \
+            environment variable), --key-file PATH, or a key kept in the system's key store: \
+            --key-keyring SERVICE/ACCOUNT (the Secret Service), --key-kernel-keyring NAME, \
+            --key-credential NAME (systemd's LoadCredential=); with none, dbcrypt asks on the \
             terminal without echo. A key file or variable holds a passphrase (one trailing \
             newline is ignored) or a raw key written x'<64 hex digits>' (or x'<96 hex \
             digits>' with its salt).
 
             Exit status: 0 success; 1 failure; 3 wrong key (or store passphrase), or not a \
-            database; 4 the database is damaged; 64 usage error.
+            database; 4 the database is damaged; 5 the key store is locked or cannot be \
+            reached; 6 the key store holds no such key; 7 what the key store holds there is \
+            not a key, or a credential others may read; 64 usage error.
 
             Example:
               export APP_KEY='correct horse battery staple'
               dbcrypt migrate app.db --key-env APP_KEY
               dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
             """,
-        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self]
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self]
     )
 
     /// Runs the command line. A file-size limit (`ulimit -f`) must not kill

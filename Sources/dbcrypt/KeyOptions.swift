@@ -11,18 +11,50 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("Read the key from this file.", valueName: "PATH"))
     var keyFile: String?
 
+    @Option(name: .customLong("key-keyring"), help: ArgumentHelp("Use the key kept in the Secret Service (GNOME Keyring, KWallet) under this service and account.", valueName: "SERVICE/ACCOUNT"))
+    var keyring: String?
+
+    @Option(name: .customLong("key-kernel-keyring"), help: ArgumentHelp("Use the key kept in the kernel keyring as dbcrypt:NAME.", valueName: "NAME"))
+    var kernelKeyring: String?
+
+    @Option(name: .customLong("key-credential"), help: ArgumentHelp("Use the service credential NAME (systemd's LoadCredential=).", valueName: "NAME"))
+    var credential: String?
+
     func validate() throws {
-        if keyEnvironment != nil && keyFile != nil { throw ValidationError("Give --key-env or --key-file, not both.") }
+        let given = [keyEnvironment, keyFile, keyring, kernelKeyring, credential].compactMap { $0 }.count
+        if given > 1 { throw ValidationError("Give one of --key-env, --key-file, --key-keyring, --key-kernel-keyring and --key-credential.") }
+        _ = try storeItem   // a malformed name is a usage error, before any file is looked at
     }
 
     /// Whether a key was given on the command line.
-    var isGiven: Bool { keyEnvironment != nil || keyFile != nil }
+    var isGiven: Bool { [keyEnvironment, keyFile, keyring, kernelKeyring, credential].contains { $0 != nil } }
 
-    /// The key: from the variable or file, else asked on the terminal
-    /// (twice when `confirm`). Throws "no key given" when there is no terminal.
+    /// The key store item named, if any.
+    var storeItem: KeyStoreItem? {
+        get throws {
+            try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
+                             options: ("--key-keyring", "--key-kernel-keyring", "--key-credential"))
+        }
+    }
+
+    /// The key: from the key store, the variable or the file, else asked on
+    /// the terminal (twice when `confirm`). Throws "no key given" when
+    /// there is no terminal.
     func key(prompt: String, confirm: Bool = false) throws -> DatabaseKey {
-        try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: confirm,
-                          options: ("--key-env", "--key-file"))
+        if let item = try storeItem { return try item.load() }
+        return try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: confirm,
+                                 options: ("--key-env", "--key-file"))
+    }
+
+    /// The key of a database about to be encrypted: as ``key(prompt:confirm:)``
+    /// (asked twice on a terminal), except that a key store holding no key
+    /// yet gets a new random one, removed again when the command fails.
+    func newDatabaseKey(prompt: String) throws -> NewDatabaseKey {
+        if let item = try storeItem {
+            let (key, made) = try item.loadOrCreate()
+            return NewDatabaseKey(key: key, madeIn: made ? item : nil)
+        }
+        return NewDatabaseKey(key: try key(prompt: prompt, confirm: true), madeIn: nil)
     }
 
     /// The key of the database at `path`, whose header says `format`: the
@@ -46,14 +78,40 @@ struct NewKeyOptions: ParsableArguments {
     @Option(name: .customLong("new-key-file"), help: ArgumentHelp("Read the new key from this file.", valueName: "PATH"))
     var keyFile: String?
 
+    @Option(name: .customLong("new-key-keyring"), help: ArgumentHelp("Use the key kept in the Secret Service under this service and account, made there when there is none.", valueName: "SERVICE/ACCOUNT"))
+    var keyring: String?
+
+    @Option(name: .customLong("new-key-kernel-keyring"), help: ArgumentHelp("Use the key kept in the kernel keyring as dbcrypt:NAME, made there when there is none.", valueName: "NAME"))
+    var kernelKeyring: String?
+
+    @Option(name: .customLong("new-key-credential"), help: ArgumentHelp("Use the service credential NAME.", valueName: "NAME"))
+    var credential: String?
+
     func validate() throws {
-        if keyEnvironment != nil && keyFile != nil { throw ValidationError("Give --new-key-env or --new-key-file, not both.") }
+        let given = [keyEnvironment, keyFile, keyring, kernelKeyring, credential].compactMap { $0 }.count
+        if given > 1 { throw ValidationError("Give one of --new-key-env, --new-key-file, --new-key-keyring, --new-key-kernel-keyring and --new-key-credential.") }
+        _ = try storeItem
     }
 
-    /// The new key, from the variable or file, else asked twice on the terminal.
-    func key(prompt: String) throws -> DatabaseKey {
-        try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: true,
-                          options: ("--new-key-env", "--new-key-file"))
+    /// The key store item named, if any.
+    var storeItem: KeyStoreItem? {
+        get throws {
+            try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
+                             options: ("--new-key-keyring", "--new-key-kernel-keyring", "--new-key-credential"))
+        }
+    }
+
+    /// The new key: from a key store (made there when it holds none, and
+    /// removed again when the command fails), the variable or the file,
+    /// else asked twice on the terminal.
+    func key(prompt: String) throws -> NewDatabaseKey {
+        if let item = try storeItem {
+            let (key, made) = try item.loadOrCreate()
+            return NewDatabaseKey(key: key, madeIn: made ? item : nil)
+        }
+        let key = try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: true,
+                                    options: ("--new-key-env", "--new-key-file"))
+        return NewDatabaseKey(key: key, madeIn: nil)
     }
 }
 

@@ -10,8 +10,13 @@ struct Migrate: ParsableCommand {
             moment, the file holds the plaintext original or the complete encrypted database. \
             New files are in the SQLCipher 4 format unless --format sqlcipher3 says otherwise.
 
+            With --key-keyring, --key-kernel-keyring or --key-credential, the key kept there \
+            is used; a keyring that holds none gets a new random key, made and kept in one \
+            step, and removed again if the migration fails.
+
             Example:
               APP_KEY='correct horse battery staple' dbcrypt migrate app.db --key-env APP_KEY
+              dbcrypt migrate app.db --key-keyring dbcrypt/app
               dbcrypt migrate app.db -o app-encrypted.db --key-file app.key --format sqlcipher3
             """)
 
@@ -32,18 +37,20 @@ struct Migrate: ParsableCommand {
             guard case .plaintext = try requireDatabaseFile(database) else {
                 throw DatabaseError.sourceNotPlaintext(path: database)
             }
-            let newKey = try key.key(prompt: "New key for \(database): ", confirm: true)
+            let newKey = try key.newDatabaseKey(prompt: "New key for \(database): ")
             var options = ExportOptions()
             options.replaceExisting = force
             options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
-            if let output {
-                try DatabaseEncryption.encrypt(database, to: output, key: newKey, cipher: cipher.settings, options: options)
-                try StandardStreams.print("Encrypted \(database) to \(output) (\(cipher.settings)).")
-            } else {
-                try DatabaseEncryption.migrateInPlace(database, key: newKey, cipher: cipher.settings, options: options)
-                try StandardStreams.print("Encrypted \(database) in place (\(cipher.settings)).")
+            try newKey.using { key in
+                if let output {
+                    try DatabaseEncryption.encrypt(database, to: output, key: key, cipher: cipher.settings, options: options)
+                } else {
+                    try DatabaseEncryption.migrateInPlace(database, key: key, cipher: cipher.settings, options: options)
+                }
             }
+            let keptIn = newKey.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
+            try StandardStreams.print("Encrypted \(database) \(output.map { "to \($0)" } ?? "in place") (\(cipher.settings))\(keptIn).")
         }
     }
 }

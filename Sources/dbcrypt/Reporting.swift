@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptKeyStore
 import DBCryptSeal
 import Foundation
 import SQLCipherFormat
@@ -9,6 +10,9 @@ enum ExitStatus {
     static let failure: Int32 = 1
     static let wrongKeyOrNotADatabase: Int32 = 3
     static let damaged: Int32 = 4
+    static let keyStoreUnavailable: Int32 = 5
+    static let keyNotFound: Int32 = 6
+    static let notAKey: Int32 = 7
 }
 
 /// Runs a command's work, turning every error into one sentence on stderr
@@ -23,6 +27,14 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as CLIError {
         printError(error.description)
         throw ExitCode(error.status)
+    } catch let error as KeyStoreError {
+        printError(commandLineDescription(error))
+        switch error {
+        case .unavailable, .locked: throw ExitCode(ExitStatus.keyStoreUnavailable)
+        case .notFound: throw ExitCode(ExitStatus.keyNotFound)
+        case .notAKey, .exposed: throw ExitCode(ExitStatus.notAKey)
+        case .alreadyExists, .writeRefused: throw ExitCode(ExitStatus.failure)
+        }
     } catch let error as SchemaMigrationError {
         printError(error.description)
         throw ExitCode(ExitStatus.failure)
@@ -99,6 +111,18 @@ func commandLineDescription(_ error: DatabaseError) -> String {
         return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
     case let .hardLinked(path, links):
         return "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
+    default:
+        return error.description
+    }
+}
+
+/// The sentence for `error`, naming the command that makes a missing key.
+func commandLineDescription(_ error: KeyStoreError) -> String {
+    switch error {
+    case let .notFound(store, item):
+        return "\(store.capitalizedFirst) holds no key named \(item): make one with dbcrypt key create (or let dbcrypt migrate make it), or check the name."
+    case let .alreadyExists(store, item):
+        return "\(store.capitalizedFirst) already holds a key named \(item): nothing was changed; dbcrypt key delete removes it, if no database uses it."
     default:
         return error.description
     }

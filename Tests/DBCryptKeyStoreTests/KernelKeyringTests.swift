@@ -52,7 +52,7 @@ final class KernelKeyringTests: XCTestCase {
         }
         _ = try keyctl(["purge", "user", "dbcrypt:\(account)"])
         _ = try keyctl(["purge", "user", "dbcrypt:\(account)-bad"])
-        assertThrows(.notFound(store: "the kernel keyring", item: "dbcrypt/\(account)")) {
+        assertThrows(.notFound(store: "the kernel keyring", item: "dbcrypt:\(account)")) {
             _ = try DatabaseKey.load(from: store, service: "dbcrypt", account: account)
         }
     }

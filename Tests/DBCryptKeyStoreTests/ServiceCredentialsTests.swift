@@ -39,7 +39,7 @@ final class ServiceCredentialsTests: XCTestCase {
         assertThrows(.notAKey(store: "the service credentials", item: "empty", reason: "it is empty")) {
             _ = try DatabaseKey.load(from: store, service: "", account: "empty")
         }
-        assertThrows(.notFound(store: "the service credentials", item: "/missing")) {
+        assertThrows(.notFound(store: "the service credentials", item: "missing")) {
             _ = try DatabaseKey.load(from: store, service: "", account: "missing")
         }
         XCTAssertThrowsError(try DatabaseKey.load(from: store, service: "", account: "../open"))

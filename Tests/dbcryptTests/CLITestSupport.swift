@@ -22,12 +22,12 @@ let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPat
     .appendingPathComponent("dbcrypt").path
 
 /// Runs `dbcrypt` with `arguments`, `environment` added to this process's,
-/// and no terminal (standard input is `input`, or empty, or `standardInput`;
-/// standard output a pipe, or `standardOutput`); as `user` when given (which
-/// needs root). Checks that no secret appears
+/// the variables in `removing` taken away, and no terminal (standard input
+/// is `input`, or empty, or `standardInput`; standard output a pipe, or
+/// `standardOutput`); as `user` when given (which needs root). Checks that no secret appears
 /// in the arguments or in anything printed.
 @discardableResult
-func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
+func dbcrypt(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [], in directory: URL? = nil,
              as user: uid_t? = nil, input: Data? = nil, standardInput: FileHandle? = nil, standardOutput: FileHandle? = nil,
              file: StaticString = #filePath, line: UInt = #line) throws -> Run {
     let process = Process()
@@ -42,6 +42,7 @@ func dbcrypt(_ arguments: [String], environment: [String: String] = [:], in dire
     if let directory { process.currentDirectoryURL = directory }
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }
+    for name in removing { env[name] = nil }
     process.environment = env
     let output = Pipe(), errors = Pipe(), stdin = Pipe()
     process.standardInput = standardInput ?? (input == nil ? FileHandle.nullDevice : stdin)

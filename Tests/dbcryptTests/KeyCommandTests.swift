@@ -1,0 +1,160 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// Keys the user never types: `dbcrypt key`, and every command's
+/// --key-keyring, --key-kernel-keyring and --key-credential, against a real
+/// gnome-keyring in a private D-Bus session and the real kernel keyring.
+final class KeyCommandTests: XCTestCase {
+    /// A session of this test's own, and the environment that reaches it.
+    func keyringSession() throws -> (KeyringSession, [String: String]) {
+        let session = try KeyringSession()
+        addTeardownBlock { session.end() }
+        return (session, ["DBUS_SESSION_BUS_ADDRESS": session.busAddress])
+    }
+
+    func testMigrateMakesAKeyInTheKeyringThatEveryCommandThenUses() throws {
+        let (session, bus) = try keyringSession()
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+
+        let migrated = try dbcrypt(["migrate", path, "--key-keyring", "dbcrypt/app", "--format", "sqlcipher3"], environment: bus)
+        XCTAssertEqual(migrated.status, 0, migrated.stderr)
+        XCTAssertTrue(migrated.stdout.hasSuffix("under a new key kept in the Secret Service as dbcrypt/app.\n"), migrated.stdout)
+        XCTAssertNil(try contents(path).range(of: Data("Grace".utf8)))
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/app"], environment: bus).status, 0)
+
+        // Queried, checked and described with no key typed.
+        let counted = try dbcrypt(["sql", path, "--key-keyring", "dbcrypt/app", "SELECT count(*) AS n FROM note"], environment: bus)
+        XCTAssertEqual(counted.status, 0, counted.stderr)
+        XCTAssertEqual(counted.stdout, "n\n---\n200\n")
+        XCTAssertEqual(try dbcrypt(["check", path, "--key-keyring", "dbcrypt/app"], environment: bus).status, 0)
+
+        // The engine's own shell opens it with the key secret-tool reads.
+        let key = try session.secretTool(["lookup", "service", "dbcrypt", "account", "app"])
+        XCTAssertEqual(key.status, 0)
+        XCTAssertEqual(key.printed.count, 99, "a raw key with its salt")
+        XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = \"\(key.printed)\";\nSELECT count(*) FROM note;\n"), "200\n")
+
+        // A second migrate of another file uses the key that is there.
+        let second = directory.appendingPathComponent("second.db").path
+        try makePlaintextDatabase(second, rows: 3)
+        let reused = try dbcrypt(["migrate", second, "--key-keyring", "dbcrypt/app"], environment: bus)
+        XCTAssertEqual(reused.status, 0, reused.stderr)
+        XCTAssertFalse(reused.stdout.contains("new key"), reused.stdout)
+        XCTAssertEqual(try dbcrypt(["sql", second, "--key-keyring", "dbcrypt/app", "SELECT count(*) FROM note"], environment: bus).status, 0)
+    }
+
+    func testAFailedMigrationRemovesTheKeyItMadeAndChangesNothing() throws {
+        let (_, bus) = try keyringSession()
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        let output = directory.appendingPathComponent("taken.db").path
+        try makePlaintextDatabase(path)
+        FileManager.default.createFile(atPath: output, contents: Data("already here".utf8))
+        let before = try snapshotFiles(in: directory)
+
+        let failed = try dbcrypt(["migrate", path, "-o", output, "--key-keyring", "dbcrypt/app"], environment: bus)
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("already exists"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("The key made for this run was removed from the Secret Service again (dbcrypt/app)."), failed.stderr)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/app"], environment: bus).status, 6)
+        XCTAssertEqual(try snapshotFiles(in: directory), before)
+
+        // A key that was there before the failed run stays.
+        XCTAssertEqual(try dbcrypt(["key", "create", "--keyring", "dbcrypt/app"], environment: bus).status, 0)
+        XCTAssertEqual(try dbcrypt(["migrate", path, "-o", output, "--key-keyring", "dbcrypt/app"], environment: bus).status, 1)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/app"], environment: bus).status, 0)
+    }
+
+    func testKeyCreateExistsDeleteInBothKeyrings() throws {
+        let (_, bus) = try keyringSession()
+        let name = "cli-\(UUID().uuidString.prefix(8))"
+        for store in [["--keyring", "dbcrypt/\(name)"], ["--kernel-keyring", name]] {
+            XCTAssertEqual(try dbcrypt(["key", "exists"] + store, environment: bus).status, 6)
+            let made = try dbcrypt(["key", "create"] + store, environment: bus)
+            XCTAssertEqual(made.status, 0, made.stderr)
+            XCTAssertTrue(made.stdout.hasPrefix("Made a new random key in the "), made.stdout)
+            XCTAssertFalse(made.stdout.contains("x'"))
+            let again = try dbcrypt(["key", "create"] + store, environment: bus)
+            XCTAssertEqual(again.status, 1)
+            XCTAssertTrue(again.stderr.contains("already holds a key named"), again.stderr)
+            XCTAssertEqual(try dbcrypt(["key", "exists"] + store, environment: bus).status, 0)
+            XCTAssertEqual(try dbcrypt(["key", "delete"] + store, environment: bus).status, 0)
+            XCTAssertEqual(try dbcrypt(["key", "delete"] + store, environment: bus).status, 6)
+        }
+    }
+
+    func testTheKernelKeyringKeepsAKeyForTheShell() throws {
+        let name = "cli-\(UUID().uuidString.prefix(8))"
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("k.db").path
+        try makePlaintextDatabase(path, rows: 5)
+        XCTAssertEqual(try dbcrypt(["migrate", path, "--key-kernel-keyring", name]).status, 0)
+        let counted = try dbcrypt(["sql", path, "--key-kernel-keyring", name, "SELECT count(*) FROM note"])
+        XCTAssertEqual(counted.stdout, "count(*)\n--------\n5\n")
+        // The new key of rekey, made there too; the old one removed by hand.
+        let rekeyed = try dbcrypt(["rekey", path, "--key-kernel-keyring", name, "--new-key-kernel-keyring", "\(name)-2"])
+        XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)
+        XCTAssertEqual(try dbcrypt(["sql", path, "--key-kernel-keyring", name, "SELECT 1"]).status, 3)
+        XCTAssertEqual(try dbcrypt(["sql", path, "--key-kernel-keyring", "\(name)-2", "SELECT count(*) FROM note"]).status, 0)
+        XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", name]).status, 0)
+        XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", "\(name)-2"]).status, 0)
+    }
+
+    func testBadKeyStoresGetOneSentenceAndTheirOwnStatusAndChangeNothing() throws {
+        let (session, bus) = try keyringSession()
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+        XCTAssertEqual(try dbcrypt(["migrate", path, "--key-keyring", "dbcrypt/app"], environment: bus).status, 0)
+        XCTAssertEqual(try session.secretTool(["store", "--label=junk", "service", "dbcrypt", "account", "junk"], input: "x'1234'").status, 0)
+        let credentials = directory.appendingPathComponent("credentials")
+        try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: credentials.appendingPathComponent("open").path, contents: Data(passphrase.utf8),
+                                       attributes: [.posixPermissions: 0o644])
+        let before = try snapshotFiles(in: directory)
+
+        let cases: [(String, [String], [String: String], [String], Int32, String)] = [
+            ("no session bus", ["--key-keyring", "dbcrypt/app"], [:], ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY"], 5,
+             "The Secret Service cannot be reached ("),
+            ("a missing item", ["--key-keyring", "dbcrypt/missing"], bus, [], 6, "The Secret Service holds no key named dbcrypt/missing"),
+            ("an item that is not a key", ["--key-keyring", "dbcrypt/junk"], bus, [], 7,
+             "What the Secret Service holds under dbcrypt/junk is not a key (a raw key is written x'"),
+            ("a missing kernel key", ["--key-kernel-keyring", "missing-\(UUID().uuidString)"], [:], [], 6, "The kernel keyring holds no key named dbcrypt:missing-"),
+            ("no credentials directory", ["--key-credential", "db"], [:], ["CREDENTIALS_DIRECTORY"], 5,
+             "The service credentials cannot be reached (CREDENTIALS_DIRECTORY is not set"),
+            ("a credential others may read", ["--key-credential", "open"], ["CREDENTIALS_DIRECTORY": credentials.path], [], 7,
+             "The credential \(credentials.path)/open may be read or changed by other users (mode 644)"),
+        ]
+        for (what, option, environment, removing, status, sentence) in cases {
+            for command in [["sql", path, "SELECT count(*) FROM note"], ["rekey", path, "--new-key-env", "KEY"], ["decrypt", path, "-o", path + ".out"]] {
+                let run = try dbcrypt(command + option, environment: environment.merging(keyEnvironment) { $1 }, removing: removing)
+                XCTAssertEqual(run.status, status, "\(what), \(command[0]): \(run.stderr)")
+                XCTAssertTrue(run.stderr.hasPrefix("dbcrypt: \(sentence)"), "\(what), \(command[0]): \(run.stderr)")
+                XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, "one sentence: \(run.stderr)")
+            }
+        }
+        // A locked collection, last: it cannot be unlocked here without a prompt.
+        try session.lockLoginCollection()
+        for command in [["sql", path, "SELECT 1"], ["key", "create"]] {
+            let option = command[0] == "key" ? ["--keyring", "dbcrypt/other"] : ["--key-keyring", "dbcrypt/app"]
+            let locked = try dbcrypt(command + option, environment: bus)
+            XCTAssertEqual(locked.status, 5, locked.stderr)
+            XCTAssertEqual(locked.stderr, "dbcrypt: The Secret Service is locked: unlock its collection (log in to the desktop session) and try again.\n")
+        }
+        let migrate = try dbcrypt(["migrate", path + ".plain", "--key-keyring", "dbcrypt/new"], environment: bus)
+        XCTAssertNotEqual(migrate.status, 0)
+        XCTAssertEqual(try snapshotFiles(in: directory), before)
+    }
+
+    func testOneKeySourceAtATime() throws {
+        let run = try dbcrypt(["sql", "x.db", "--key-env", "KEY", "--key-keyring", "dbcrypt/app", "SELECT 1"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 64)
+        XCTAssertTrue(run.stderr.hasPrefix("dbcrypt: Give one of --key-env, --key-file, --key-keyring"), run.stderr)
+        let malformed = try dbcrypt(["sql", "x.db", "--key-keyring", "app", "SELECT 1"])
+        XCTAssertEqual(malformed.status, 64)
+        XCTAssertEqual(malformed.stderr, "dbcrypt: --key-keyring takes SERVICE/ACCOUNT (say dbcrypt/app), not app: see 'dbcrypt sql --help'.\n")
+    }
+}
