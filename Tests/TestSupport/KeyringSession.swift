@@ -1,7 +1,7 @@
 import Foundation
 
 /// A private D-Bus session bus with GNOME Keyring's Secret Service in it,
-/// its login collection made and unlocked, in a directory of its own: the
+/// its login collection made and unlocked (scripts/keyring-session): the
 /// real daemon the key store tests talk to, started headless. It ends with
 /// ``end()``, or with this process: its shell waits on a pipe only this
 /// process holds, and `dbus-run-session` stops the bus (and with it the
@@ -9,8 +9,6 @@ import Foundation
 public final class KeyringSession: @unchecked Sendable {
     /// `DBUS_SESSION_BUS_ADDRESS` of the session.
     public let busAddress: String
-    /// Its directory (keyrings, runtime files).
-    public let directory: URL
     private let process = Process()
     private let keepAlive = Pipe()
 
@@ -28,31 +26,16 @@ public final class KeyringSession: @unchecked Sendable {
         }
     }()
 
-    /// Starts a new session and waits until its Secret Service answers.
+    /// Starts a new session (scripts/keyring-session) and waits until its
+    /// Secret Service answers.
     public init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-keyring-\(UUID().uuidString)")
-        let runtime = directory.appendingPathComponent("run")
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        // The login password unlocks the new login collection; it guards nothing of ours.
-        let script = """
-            printf %s dbcrypt-test-login | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-            for i in $(seq 100); do
-                gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
-                    --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && break
-                sleep 0.05
-            done
-            echo "$DBUS_SESSION_BUS_ADDRESS"
-            exec cat >/dev/null
-            """
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-run-session")
-        process.arguments = ["--", "sh", "-c", script]
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/keyring-session")
+        process.executableURL = script
+        process.arguments = ["sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS\"; exec cat >/dev/null"]
         var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = directory.path
-        environment["XDG_RUNTIME_DIR"] = runtime.path
-        environment["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
-        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        environment["DISPLAY"] = nil
         environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        environment["DBCRYPT_KEYRING_DIR"] = nil
         process.environment = environment
         let output = Pipe()
         process.standardInput = keepAlive
@@ -65,7 +48,7 @@ public final class KeyringSession: @unchecked Sendable {
         }
         busAddress = String(decoding: line, as: UTF8.self)
         guard busAddress.hasPrefix("unix:") else {
-            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "dbus-run-session printed no bus address"])
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "scripts/keyring-session printed no bus address"])
         }
     }
 
@@ -75,7 +58,6 @@ public final class KeyringSession: @unchecked Sendable {
     public func end() {
         try? keepAlive.fileHandleForWriting.close()
         if process.isRunning { process.waitUntilExit() }
-        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Locks the login collection, as a screen lock does; it cannot be
