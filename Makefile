@@ -45,7 +45,7 @@ else
 	.build/release/DBCryptBenchmarks insert-scan --rounds 11
 	.build/release/DBCryptBenchmarks records --rounds 5
 	.build/release/DBCryptBenchmarks overhead --rounds 5
-	.build/release/DBCryptBenchmarks open --rounds 5
+	scripts/keyring-session .build/release/DBCryptBenchmarks open --rounds 5
 	.build/release/DBCryptBenchmarks export --rounds 5
 	.build/release/DBCryptBenchmarks pool --rounds 5
 	.build/release/DBCryptBenchmarks observe --rounds 15

@@ -38,24 +38,22 @@ public struct SecretService: KeyStore {
         let attributes = dbcrypt_secret_attributes(service, account)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
-        // Search rather than secret_password_lookup: that one answers
-        // "nothing" for an item it cannot unlock, which would look missing.
-        let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_UNLOCK.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
-        let items = secret_service_search_sync(nil, dbcrypt_secret_schema(), attributes, flags, nil, &error)
+        // The lookup unlocks a locked collection where the desktop can ask the user.
+        if let value = secret_password_lookupv_binary_sync(dbcrypt_secret_schema(), attributes, nil, &error) {
+            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+            var length = 0
+            let bytes = secret_value_get(value, &length)
+            return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : length), store: name,
+                                          item: itemName(service: service, account: account))
+        }
+        if let error { throw failure(error) }
+        // Nothing, or an item it could not unlock: a search without its
+        // secret tells the two apart (a locked item is found, not read).
+        let items = secret_service_search_sync(nil, dbcrypt_secret_schema(), attributes, SECRET_SEARCH_NONE, nil, &error)
         defer { g_list_free_full(items, g_object_unref) }
         if let error { throw failure(error) }
-        guard let first = items?.pointee.data else { return nil }
-        let item = first.assumingMemoryBound(to: SecretItem.self)
-        if secret_item_get_locked(item) != 0 { throw KeyStoreError.locked(store: name) }
-        guard let value = secret_item_get_secret(item) else {
-            throw KeyStoreError.notAKey(store: name, item: itemName(service: service, account: account), reason: "the item has no secret")
-        }
-        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        var length = 0
-        guard let bytes = secret_value_get(value, &length) else {
-            throw KeyStoreError.notAKey(store: name, item: itemName(service: service, account: account), reason: "the item has no secret")
-        }
-        return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: length), store: name, item: itemName(service: service, account: account))
+        if items != nil { throw KeyStoreError.locked(store: name) }
+        return nil
     }
 
     /// Keeps `key` in the default collection, replacing an item with the
