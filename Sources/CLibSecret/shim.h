@@ -24,3 +24,27 @@ static inline GHashTable *dbcrypt_secret_attributes(const char *service, const c
 static inline int dbcrypt_secret_error_is_locked(const GError *error) {
     return error != NULL && error->domain == secret_error_get_quark() && error->code == SECRET_ERROR_IS_LOCKED;
 }
+
+// Whether error is the service answering "no" (as opposed to not answering):
+// access denied, not supported, a limit, bad arguments, a remote error of
+// its own, or libsecret's protocol and value errors.
+static inline int dbcrypt_secret_error_is_refusal(const GError *error) {
+    if (error == NULL) return 0;
+    if (error->domain == secret_error_get_quark()) return 1;
+    if (error->domain == G_DBUS_ERROR) {
+        switch (error->code) {
+        case G_DBUS_ERROR_ACCESS_DENIED: case G_DBUS_ERROR_AUTH_FAILED: case G_DBUS_ERROR_NOT_SUPPORTED:
+        case G_DBUS_ERROR_LIMITS_EXCEEDED: case G_DBUS_ERROR_INVALID_ARGS: case G_DBUS_ERROR_UNKNOWN_METHOD:
+        case G_DBUS_ERROR_UNKNOWN_OBJECT: case G_DBUS_ERROR_UNKNOWN_INTERFACE: case G_DBUS_ERROR_UNKNOWN_PROPERTY:
+        case G_DBUS_ERROR_PROPERTY_READ_ONLY: case G_DBUS_ERROR_FAILED: case G_DBUS_ERROR_NO_MEMORY:
+            return 1;
+        default:
+            return 0;
+        }
+    }
+    if (error->domain == G_IO_ERROR) {
+        return error->code == G_IO_ERROR_DBUS_ERROR || error->code == G_IO_ERROR_PERMISSION_DENIED
+            || error->code == G_IO_ERROR_NOT_SUPPORTED || error->code == G_IO_ERROR_NO_SPACE;
+    }
+    return 0;
+}

@@ -25,15 +25,16 @@ extension DatabaseKey {
     /// - throws: ``CipherError/invalidKey(reason:)`` when the text is empty,
     ///   or starts as a raw key (`x'`) without being one.
     public init(keyText: some Collection<UInt8>) throws {
-        var bytes = Array(keyText)
-        defer { SecretBytes.wipe(&bytes) }
-        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw CipherError.invalidKey(reason: "it is empty") }
-        // x'<hex>' is a raw key (passphrase(bytes:) reads it so, with no
-        // unwiped copy); text that starts so but is not one is a mistake.
-        let key = DatabaseKey.passphrase(bytes: bytes)
-        if key.kind == .passphrase, bytes.count >= 2, bytes[0] | 0x20 == UInt8(ascii: "x"), bytes[1] == UInt8(ascii: "'") {
+        // Trimmed by counting, not by copying: a copy would be left unwiped.
+        var count = keyText.count
+        if count > 0, keyText.dropFirst(count - 1).first == UInt8(ascii: "\n") { count -= 1 }
+        if count > 0, keyText.dropFirst(count - 1).first == UInt8(ascii: "\r") { count -= 1 }
+        let text = keyText.prefix(count)
+        guard !text.isEmpty else { throw CipherError.invalidKey(reason: "it is empty") }
+        // x'<hex>' is a raw key (passphrase(bytes:) reads it so); text that
+        // starts so but is not one is a mistake, not a passphrase.
+        let key = DatabaseKey.passphrase(bytes: text)
+        if key.kind == .passphrase, text.count >= 2, text.first! | 0x20 == UInt8(ascii: "x"), text.dropFirst().first == UInt8(ascii: "'") {
             throw CipherError.invalidKey(reason: "a raw key is written x' followed by 64 or 96 hex digits and '")
         }
         self = key
@@ -42,19 +43,9 @@ extension DatabaseKey {
     /// Hands `body` the key as text, the form ``init(keyText:)`` reads: the
     /// passphrase's bytes, or `x'<hex>'` for a raw key (with its salt). For
     /// a key store that keeps the key; `body` must not keep or copy the
-    /// bytes anywhere that outlives it.
+    /// bytes anywhere that outlives it. Rethrows what `body` throws.
     public func withKeyText<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withSQLCipherKeyBytes(body)
     }
 }
 
-extension DatabaseKey {
-    /// Whether `other` is the same key: the same kind, salt and bytes
-    /// (compared in constant time).
-    package func hasSameBytes(as other: DatabaseKey) -> Bool {
-        guard kind == other.kind, salt == other.salt, secret.count == other.secret.count else { return false }
-        return secret.withUnsafeBytes { mine in
-            other.secret.withUnsafeBytes { theirs in dbcrypt_equal(mine.baseAddress, theirs.baseAddress, mine.count) == 1 }
-        }
-    }
-}

@@ -31,9 +31,18 @@ extension DatabaseKey {
     /// - throws: ``KeyStoreError`` when the store cannot be reached, is
     ///   locked or refuses the write, or holds something that is not a key.
     public static func loadOrCreate(in store: some KeyStore, service: String, account: String) throws -> DatabaseKey {
+        var created = false
+        return try loadOrCreate(in: store, service: service, account: account, created: &created)
+    }
+
+    /// ``loadOrCreate(in:service:account:)``, saying whether the key was made
+    /// now: for a command that removes a key it made when it then fails.
+    package static func loadOrCreate(in store: some KeyStore, service: String, account: String, created: inout Bool) throws -> DatabaseKey {
+        created = false
         if let key = try store.loadKey(service: service, account: account) { return key }
         return try KeyCreationLock.holding(store: store, service: service, account: account) {
             if let key = try store.loadKey(service: service, account: account) { return key }
+            created = true
             return try makeAndStore(in: store, service: service, account: account)
         }
     }
@@ -73,14 +82,14 @@ extension DatabaseKey {
         }
     }
 
-    /// A random key, kept and read back: a store that silently kept
-    /// something else (or nothing) is found here, not when a database made
-    /// with the key no longer opens.
+    /// A random key, kept, and what the store then holds: a store that
+    /// silently kept nothing is found here, not when a database made with
+    /// the key no longer opens; a key another program wrote there meanwhile
+    /// (it does not take DBCrypt's lock) is the one every process then uses.
     private static func makeAndStore(in store: some KeyStore, service: String, account: String) throws -> DatabaseKey {
-        let key = try random()
-        try store.storeKey(key, service: service, account: account)
-        guard let kept = try store.loadKey(service: service, account: account), kept.hasSameBytes(as: key) else {
-            throw KeyStoreError.writeRefused(store: store.name, reason: "the key read back is not the key written")
+        try store.storeKey(random(), service: service, account: account)
+        guard let kept = try store.loadKey(service: service, account: account) else {
+            throw KeyStoreError.writeRefused(store: store.name, reason: "it did not keep the key it was given")
         }
         return kept
     }

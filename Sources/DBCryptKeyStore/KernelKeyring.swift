@@ -72,25 +72,31 @@ public struct KernelKeyring: KeyStore {
     ///   kernel refuses (no write permission on the keyring, quota exceeded).
     public func storeKey(_ key: DatabaseKey, service: String, account: String) throws {
         let ring = try keyring()
-        let id = key.withKeyText { text in
-            add_key("user", itemName(service: service, account: account), text.baseAddress, text.count, ring)
+        let failure = key.withKeyText { text in
+            add_key("user", itemName(service: service, account: account), text.baseAddress, text.count, ring) >= 0 ? 0 : errno
         }
-        guard id >= 0 else {
-            throw KeyStoreError.writeRefused(store: name, reason: String(cString: strerror(errno)))
+        guard failure == 0 else {
+            throw KeyStoreError.writeRefused(store: name, reason: String(cString: strerror(failure)))
         }
     }
 
-    /// Invalidates the key whose description is `<service>:<account>` (in
-    /// every keyring it is linked into); false when there is none.
+    /// Invalidates every key whose description is `<service>:<account>`
+    /// that the session and user keyrings reach (a key is gone from every
+    /// keyring it is linked into); false when there is none.
     ///
     /// - throws: ``KeyStoreError/writeRefused(store:reason:)`` when the
     ///   kernel refuses.
     public func deleteKey(service: String, account: String) throws -> Bool {
-        guard let id = try find(service: service, account: account) else { return false }
-        guard keyctl_invalidate(id) == 0 else {
-            throw KeyStoreError.writeRefused(store: name, reason: String(cString: strerror(errno)))
+        var removed = false
+        // An invalidated key is found no more; the bound is for a kernel that would.
+        for _ in 0..<16 {
+            guard let id = try find(service: service, account: account) else { break }
+            guard keyctl_invalidate(id) == 0 else {
+                throw KeyStoreError.writeRefused(store: name, reason: String(cString: strerror(errno)))
+            }
+            removed = true
         }
-        return true
+        return removed
     }
 
     /// The key's description, as keyctl shows it: `<service>:<account>`.
@@ -104,7 +110,9 @@ public struct KernelKeyring: KeyStore {
             let id = keyctl_search(ring, "user", description, 0)
             if id >= 0 { return key_serial_t(id) }
             switch errno {
-            case ENOKEY, EKEYREVOKED, EKEYEXPIRED, EACCES: continue
+            case ENOKEY, EKEYREVOKED, EKEYEXPIRED: continue
+            // Not "missing": a key made now would hide the one not readable.
+            case EACCES: throw KeyStoreError.unavailable(store: name, reason: "this process may not search its keyrings")
             case ENOSYS: throw KeyStoreError.unavailable(store: name, reason: "this kernel has no keyrings")
             default: throw KeyStoreError.unavailable(store: name, reason: String(cString: strerror(errno)))
             }

@@ -6,11 +6,12 @@ import Foundation
 /// kept: no store offers "write only if absent", so two processes racing on
 /// a first launch would each keep their own key, the second replacing the
 /// first after a database was already made with it. Every process of this
-/// user takes the same lock for the same store, service and account: an
-/// exclusive `flock` on a file in `$XDG_RUNTIME_DIR` (or, without one, in
-/// `/tmp/dbcrypt-<uid>`, made 0700 and checked to be this user's own
-/// directory). The kernel releases it when the process dies, so a killed
-/// process leaves nothing to clean up.
+/// user takes the same lock for the same store and item, whatever its
+/// environment: an exclusive `flock` on a file in `/run/user/<uid>` (the
+/// user's runtime directory), or where there is none in `/tmp/dbcrypt-<uid>`
+/// (made 0700 and checked to be this user's own directory). The kernel
+/// releases it when the process dies, so a killed process leaves nothing to
+/// clean up.
 enum KeyCreationLock {
     /// Runs `body` holding the lock for this item of `store`.
     ///
@@ -19,7 +20,7 @@ enum KeyCreationLock {
     static func holding<R>(store: some KeyStore, service: String, account: String, _ body: () throws -> R) throws -> R {
         let directory = try lockDirectory(store: store.name)
         // The item's name may hold any character: the file is named by its hash.
-        let identity = Array("\(type(of: store))\0\(store.name)\0\(service)\0\(account)".utf8)
+        let identity = Array("\(store.name)\0\(service)\0\(account)".utf8)
         var digest = [UInt8](repeating: 0, count: 32)
         _ = dbcrypt_sha256(identity, identity.count, &digest)
         let path = "\(directory)/key-\(Hex.encode(digest[0..<16])).lock"
@@ -36,13 +37,14 @@ enum KeyCreationLock {
         return try body()
     }
 
-    /// `$XDG_RUNTIME_DIR` (this user's, 0700, made by the login manager), or
+    /// `/run/user/<uid>` when it is this user's private directory, else
     /// `/tmp/dbcrypt-<uid>`, made here when missing and refused unless it is
-    /// a real directory of this user that nobody else may enter.
+    /// a real directory of this user that nobody else may enter. Both are
+    /// chosen by the user id alone, never by the environment, so that every
+    /// process of the user meets in the same place.
     private static func lockDirectory(store: String) throws -> String {
-        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, isPrivateDirectory(runtime) {
-            return runtime
-        }
+        let runtime = "/run/user/\(getuid())"
+        if isPrivateDirectory(runtime) { return runtime }
         let fallback = "/tmp/dbcrypt-\(getuid())"
         if mkdir(fallback, 0o700) != 0 && errno != EEXIST {
             throw KeyStoreError.unavailable(store: store, reason: "cannot make \(fallback): \(String(cString: strerror(errno)))")

@@ -26,7 +26,7 @@ public enum KeyStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .unavailable(store, reason):
-            "\(store.capitalizedFirst) cannot be reached (\(reason)): start it, or keep the key in another store."
+            "\(store.capitalizedFirst) cannot be used here (\(reason)): make it reachable from this process, or keep the key in another store."
         case let .locked(store):
             "\(store.capitalizedFirst) is locked: unlock its collection (log in to the desktop session) and try again."
         case let .notFound(store, item):

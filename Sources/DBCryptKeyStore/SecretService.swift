@@ -37,23 +37,34 @@ public struct SecretService: KeyStore {
     public func loadKey(service: String, account: String) throws -> DatabaseKey? {
         let attributes = dbcrypt_secret_attributes(service, account)
         defer { g_hash_table_unref(attributes) }
-        var error: UnsafeMutablePointer<GError>?
-        // The lookup unlocks a locked collection where the desktop can ask the user.
-        if let value = secret_password_lookupv_binary_sync(dbcrypt_secret_schema(), attributes, nil, &error) {
-            defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-            var length = 0
-            let bytes = secret_value_get(value, &length)
-            return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : length), store: name,
-                                          item: itemName(service: service, account: account))
+        // An item another process makes between the lookup and the search
+        // is found unlocked by the search: look it up again.
+        for _ in 0..<3 {
+            var error: UnsafeMutablePointer<GError>?
+            // The lookup unlocks a locked collection where the desktop can ask the user.
+            if let value = secret_password_lookupv_binary_sync(dbcrypt_secret_schema(), attributes, nil, &error) {
+                defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+                var length = 0
+                let bytes = secret_value_get(value, &length)
+                return try DatabaseKey.stored(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : length), store: name,
+                                              item: itemName(service: service, account: account))
+            }
+            if let error { throw failure(error) }
+            // Nothing, or an item it could not unlock: a search without the
+            // secret tells the two apart (a locked item is found, not read).
+            let items = secret_service_search_sync(nil, dbcrypt_secret_schema(), attributes, SECRET_SEARCH_NONE, nil, &error)
+            defer { g_list_free_full(items, g_object_unref) }
+            if let error { throw failure(error) }
+            guard items != nil else { return nil }
+            var node = items
+            var allLocked = true
+            while let item = node?.pointee.data {
+                if secret_item_get_locked(item.assumingMemoryBound(to: SecretItem.self)) == 0 { allLocked = false }
+                node = node?.pointee.next
+            }
+            if allLocked { throw KeyStoreError.locked(store: name) }
         }
-        if let error { throw failure(error) }
-        // Nothing, or an item it could not unlock: a search without its
-        // secret tells the two apart (a locked item is found, not read).
-        let items = secret_service_search_sync(nil, dbcrypt_secret_schema(), attributes, SECRET_SEARCH_NONE, nil, &error)
-        defer { g_list_free_full(items, g_object_unref) }
-        if let error { throw failure(error) }
-        if items != nil { throw KeyStoreError.locked(store: name) }
-        return nil
+        throw KeyStoreError.unavailable(store: name, reason: "the item kept changing while it was read")
     }
 
     /// Keeps `key` in the default collection, replacing an item with the
@@ -88,15 +99,18 @@ public struct SecretService: KeyStore {
         return removed != 0
     }
 
-    /// The typed error for libsecret's `error`, which this frees.
+    /// The typed error for libsecret's `error`, which this frees. A locked
+    /// collection is ``KeyStoreError/locked(store:)``; the service saying no
+    /// to a write (access denied, not supported, a limit, a remote error) is
+    /// ``KeyStoreError/writeRefused(store:reason:)``; anything else (no bus,
+    /// no service on it, a bus gone or not answering) is
+    /// ``KeyStoreError/unavailable(store:reason:)``.
     private func failure(_ error: UnsafeMutablePointer<GError>, writing: Bool = false) -> KeyStoreError {
         defer { g_error_free(error) }
         if dbcrypt_secret_error_is_locked(error) != 0 { return .locked(store: name) }
+        _ = g_dbus_error_strip_remote_error(error)
         let message = String(cString: error.pointee.message)
-        // The bus, the service or the session are missing: D-Bus and I/O errors.
-        if error.pointee.domain == g_dbus_error_quark() || error.pointee.domain == g_io_error_quark() || !writing {
-            return .unavailable(store: name, reason: message)
-        }
-        return .writeRefused(store: name, reason: message)
+        return writing && dbcrypt_secret_error_is_refusal(error) != 0
+            ? .writeRefused(store: name, reason: message) : .unavailable(store: name, reason: message)
     }
 }

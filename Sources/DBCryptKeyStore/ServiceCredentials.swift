@@ -10,8 +10,9 @@ import Foundation
 ///
 /// The directory belongs to one service, so the credential's name is the
 /// `account`; `service` is not used. The file holds a key as a key file
-/// does (a passphrase, or `x'<hex>'`). Read-only: the service manager
-/// writes credentials, never the service.
+/// does (a passphrase, or `x'<hex>'`); one that others may read is refused,
+/// one its group may read is not (systemd's own show so). Read-only: the
+/// service manager writes credentials, never the service.
 ///
 /// ```swift
 /// // [Service]
@@ -44,7 +45,8 @@ public struct ServiceCredentials: KeyStore {
     ///   may read or change; ``KeyStoreError/notAKey(store:item:reason:)``.
     public func loadKey(service: String, account: String) throws -> DatabaseKey? {
         let path = try self.path(of: account)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: a FIFO put there is refused below, not waited on.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(String(cString: strerror(errno)))")
@@ -55,20 +57,31 @@ public struct ServiceCredentials: KeyStore {
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) is not a regular file")
         }
+        // Others may not read it, nor its group change it. Its group may
+        // read it: systemd grants the service's user with an access control
+        // list, whose mask shows in the group's bits (0440).
         guard info.st_mode & 0o027 == 0 else { throw KeyStoreError.exposed(path: path, mode: UInt16(info.st_mode & 0o7777)) }
         // A credential holds at most 1 MiB (systemd's own limit).
         let limit = 1 << 20
         guard info.st_size <= limit else {
             throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) holds \(info.st_size) bytes, more than a key")
         }
+        var done = 0, failure: Int32 = 0
         let text = SecretBytes(count: Int(info.st_size)) { buffer in
-            var done = 0
             while done < buffer.count {
                 let n = read(fd, buffer.baseAddress! + done, buffer.count - done)
                 if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
+                guard n > 0 else {
+                    failure = n < 0 ? errno : 0
+                    break
+                }
                 done += n
             }
+        }
+        // A file cut short meanwhile is not read as a shorter key.
+        guard done == text.count else {
+            let why = failure != 0 ? String(cString: strerror(failure)) : "it changed while it was read"
+            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(why)")
         }
         return try text.withUnsafeBytes { try DatabaseKey.stored($0, store: name, item: account) }
     }

@@ -131,7 +131,8 @@ public struct SealingKey: Sendable, CustomStringConvertible {
 
 extension SealingKey {
     /// The sealing key of a raw database key: its 32 bytes (a salt it
-    /// carries is not used). How a key kept in a key store seals values.
+    /// carries is not used), with `id` (by default the key's fingerprint).
+    /// How a key kept in a key store seals values.
     ///
     /// ```swift
     /// let key = try SealingKey(DatabaseKey.loadOrCreate(in: SecretService(), service: "com.example.notes", account: "seal"))

@@ -10,7 +10,9 @@ struct KV: ParsableCommand {
         abstract: "Read and write the sealed key-value store of a database.",
         discussion: """
             Every value is sealed with AES-256-GCM under the store's data key, which its \
-            passphrase unlocks (--store-key-env, --store-key-file, or the terminal); the \
+            passphrase unlocks (--store-key-env, --store-key-file, or the terminal), or a key \
+            kept in a key store (--store-key-keyring, --store-key-kernel-keyring, \
+            --store-key-credential; a new store gets a random key made there); the \
             database's own key is given as for the other commands. Values are read from \
             standard input (set) and written to standard output (get), never taken from \
             arguments. set --create makes the store when the database has none (Argon2id, \
@@ -91,14 +93,16 @@ struct KV: ParsableCommand {
                 guard exists || create else {
                     throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
                 }
-                let credential = try storeKey.credential(store: store, confirm: !exists)
+                let (credential, madeKey) = try storeKey.credential(store: store, isNew: !exists)
                 // A set is the store's initial write: a store it makes is
                 // made in the same transaction as the entry, never left empty.
                 let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: name!) } }
-                let sealed = try namingDamage(of: database) {
-                    try SealedStore(queue, name: store, credential: credential, create: create, initialWrite: initialWrite)
+                try removingOnFailure(madeKey?.madeIn, inUse: { (try? SealedStore.exists(store, in: queue)) ?? true }) {
+                    let sealed = try namingDamage(of: database) {
+                        try SealedStore(queue, name: store, credential: credential, create: create, initialWrite: initialWrite)
+                    }
+                    try namingDamage(of: database) { try perform(on: sealed) }
                 }
-                try namingDamage(of: database) { try perform(on: sealed) }
             }
         }
     }

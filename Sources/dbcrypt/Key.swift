@@ -32,12 +32,15 @@ struct Key: ParsableCommand {
     @Option(name: .customLong("kernel-keyring"), help: ArgumentHelp("The key kept in the kernel keyring as dbcrypt:NAME.", valueName: "NAME"))
     var kernelKeyring: String?
 
-    @Option(help: ArgumentHelp("exists: the service credential NAME (read-only).", valueName: "NAME"))
+    @Option(help: ArgumentHelp("exists only: the service credential NAME (credentials are read-only).", valueName: "NAME"))
     var credential: String?
 
     func validate() throws {
         let given = [keyring, kernelKeyring, credential].compactMap { $0 }.count
         if given != 1 { throw ValidationError("Name one key: --keyring SERVICE/ACCOUNT, --kernel-keyring NAME or --credential NAME.") }
+        if credential != nil && action != .exists {
+            throw ValidationError("--credential goes with key exists: credentials are written by the service manager (LoadCredential= in the unit)")
+        }
         _ = try item
     }
 
@@ -56,7 +59,7 @@ struct Key: ParsableCommand {
             case .create:
                 _ = try DatabaseKey.create(in: item.store, service: item.service, account: item.account)
                 try StandardStreams.print("Made a new random key in \(item.store.name) as \(item.name).")
-                if item.store is KernelKeyring {
+                if kernelKeyring != nil {
                     printError("The kernel keyring forgets this key when the machine restarts: keep a copy of it somewhere lasting (keyctl pipe %user:\(item.name) > FILE, mode 600).")
                 }
             case .delete:

@@ -9,7 +9,8 @@ enum KeyInput {
     /// (`--key-env`, `--key-file`, or the new key's) in errors.
     static func read(environment: String?, file: String?, prompt: String, confirm: Bool,
                      options: (environment: String, file: String)) throws -> DatabaseKey {
-        let (bytes, source) = try readText(environment: environment, file: file, prompt: prompt, confirm: confirm, options: options)
+        var (bytes, source) = try readText(environment: environment, file: file, prompt: prompt, confirm: confirm, options: options)
+        defer { SecretBytes.wipe(&bytes) }
         return try parse(bytes, source: source)
     }
 
@@ -30,23 +31,21 @@ enum KeyInput {
         return (try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)"), "the terminal")
     }
 
-    /// `bytes` without one trailing newline (`\n` or `\r\n`).
-    static func trimmingNewline(_ bytes: [UInt8]) -> [UInt8] {
-        var bytes = bytes
+    /// Removes one trailing newline (`\n` or `\r\n`) in place, so that no
+    /// copy of a secret is left unwiped.
+    static func trimNewline(_ bytes: inout [UInt8]) {
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        return bytes
     }
 
     /// A passphrase, with one trailing newline (`\n` or `\r\n`) removed, or a
     /// raw key written `x'<hex>'`, as ``DatabaseKey/init(keyText:)`` reads it.
+    /// The caller wipes `bytes`.
     static func parse(_ bytes: [UInt8], source: String) throws -> DatabaseKey {
-        var bytes = bytes
-        defer { SecretBytes.wipe(&bytes) }
         do {
             return try DatabaseKey(keyText: bytes)
         } catch {
-            guard !(bytes.isEmpty || bytes == [10] || bytes == [13, 10]) else { throw CLIError("The key in \(source) is empty.") }
+            guard ![[], [10], [13], [13, 10]].contains(bytes) else { throw CLIError("The key in \(source) is empty.") }
             throw CLIError("The raw key in \(source) is malformed: write x' then 64 hex digits (or 96 with the salt) then '.")
         }
     }

@@ -49,12 +49,8 @@ struct KeyOptions: ParsableArguments {
     /// The key of a database about to be encrypted: as ``key(prompt:confirm:)``
     /// (asked twice on a terminal), except that a key store holding no key
     /// yet gets a new random one, removed again when the command fails.
-    func newDatabaseKey(prompt: String) throws -> NewDatabaseKey {
-        if let item = try storeItem {
-            let (key, made) = try item.loadOrCreate()
-            return NewDatabaseKey(key: key, madeIn: made ? item : nil)
-        }
-        return NewDatabaseKey(key: try key(prompt: prompt, confirm: true), madeIn: nil)
+    func newDatabaseKey(prompt: String) throws -> NewKey {
+        try NewKey.from(try storeItem) { try key(prompt: prompt, confirm: true) }
     }
 
     /// The key of the database at `path`, whose header says `format`: the
@@ -104,14 +100,11 @@ struct NewKeyOptions: ParsableArguments {
     /// The new key: from a key store (made there when it holds none, and
     /// removed again when the command fails), the variable or the file,
     /// else asked twice on the terminal.
-    func key(prompt: String) throws -> NewDatabaseKey {
-        if let item = try storeItem {
-            let (key, made) = try item.loadOrCreate()
-            return NewDatabaseKey(key: key, madeIn: made ? item : nil)
+    func key(prompt: String) throws -> NewKey {
+        try NewKey.from(try storeItem) {
+            try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: true,
+                              options: ("--new-key-env", "--new-key-file"))
         }
-        let key = try KeyInput.read(environment: keyEnvironment, file: keyFile, prompt: prompt, confirm: true,
-                                    options: ("--new-key-env", "--new-key-file"))
-        return NewDatabaseKey(key: key, madeIn: nil)
     }
 }
 

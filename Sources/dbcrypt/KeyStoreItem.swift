@@ -6,26 +6,39 @@ import Foundation
 /// One key in a key store, as the command line names it:
 /// `--keyring SERVICE/ACCOUNT` (the Secret Service), `--kernel-keyring NAME`
 /// (the kernel key `dbcrypt:NAME`), `--credential NAME` (the file NAME in
-/// `$CREDENTIALS_DIRECTORY`).
+/// `$CREDENTIALS_DIRECTORY`, read-only).
 struct KeyStoreItem {
     let store: any KeyStore
     let service: String
     let account: String
+    /// Whether a missing key may be made there (credentials are the service manager's to write).
+    let canCreate: Bool
 
     /// The item one of the three options names (at most one is given), or
     /// nil for none. `options` are the three options' names, for errors.
+    ///
+    /// - throws: `ValidationError` for a name that option does not take.
     init?(keyring: String?, kernelKeyring: String?, credential: String?,
           options: (keyring: String, kernel: String, credential: String)) throws {
         if let keyring {
             guard let slash = keyring.firstIndex(of: "/"), slash != keyring.startIndex, keyring.index(after: slash) != keyring.endIndex else {
                 throw ValidationError("\(options.keyring) takes SERVICE/ACCOUNT (say dbcrypt/app), not \(keyring)")
             }
-            (store, service, account) = (SecretService(label: "dbcrypt key \(keyring)"), String(keyring[..<slash]), String(keyring[keyring.index(after: slash)...]))
+            store = SecretService(label: "dbcrypt key \(keyring)")
+            (service, account, canCreate) = (String(keyring[..<slash]), String(keyring[keyring.index(after: slash)...]), true)
         } else if let kernelKeyring {
             guard !kernelKeyring.isEmpty else { throw ValidationError("\(options.kernel) takes a NAME") }
-            (store, service, account) = (KernelKeyring(), "dbcrypt", kernelKeyring)
+            #if os(Linux)
+            store = KernelKeyring()
+            (service, account, canCreate) = ("dbcrypt", kernelKeyring, true)
+            #else
+            throw ValidationError("\(options.kernel): the kernel keyring is Linux's; use \(options.keyring)")
+            #endif
         } else if let credential {
-            (store, service, account) = (ServiceCredentials(), "", credential)
+            guard !credential.isEmpty, !credential.contains("/"), credential != ".", credential != ".." else {
+                throw ValidationError("\(options.credential) takes the credential's NAME (its file name in $CREDENTIALS_DIRECTORY), not \(credential)")
+            }
+            (store, service, account, canCreate) = (ServiceCredentials(), "", credential, false)
         } else {
             return nil
         }
@@ -39,18 +52,14 @@ struct KeyStoreItem {
         try DatabaseKey.load(from: store, service: service, account: account)
     }
 
-    /// The key kept there, or a new random one made and kept there now;
-    /// whether it was made now (so that a failed run can remove it again).
-    func loadOrCreate() throws -> (key: DatabaseKey, made: Bool) {
-        do {
-            return (try load(), false)
-        } catch KeyStoreError.notFound {
-            do {
-                return (try DatabaseKey.create(in: store, service: service, account: account), true)
-            } catch KeyStoreError.alreadyExists {
-                return (try load(), false)   // another process made it meanwhile
-            }
-        }
+    /// The key kept there, or (where keys may be made) a new random one
+    /// made and kept there now, which a failed run removes again
+    /// (``NewKey/using(inUse:_:)``).
+    func loadOrCreate() throws -> NewKey {
+        guard canCreate else { return NewKey(key: try load(), madeIn: nil) }
+        var created = false
+        let key = try DatabaseKey.loadOrCreate(in: store, service: service, account: account, created: &created)
+        return NewKey(key: key, madeIn: created ? self : nil)
     }
 
     /// Removes the key a failed run made, saying so on stderr; a failure to
@@ -65,20 +74,52 @@ struct KeyStoreItem {
     }
 }
 
-/// A key for a database that a command is about to encrypt; made in its
-/// store when the store was named and holds none yet.
-struct NewDatabaseKey {
+/// A key for data a command is about to encrypt (a database, a sealed
+/// store); made in its store when the store was named and held none yet.
+struct NewKey {
     let key: DatabaseKey
     /// The store's item, when the key was made there by this run.
     let madeIn: KeyStoreItem?
 
-    /// Runs `body` with the key; when it fails, a key this run made is removed again.
-    func using<R>(_ body: (DatabaseKey) throws -> R) throws -> R {
-        do {
-            return try body(key)
-        } catch {
-            madeIn?.discardMadeKey()
-            throw error
-        }
+    /// The key from `item` (made there when missing), else the one `read` gives.
+    static func from(_ item: KeyStoreItem?, orElse read: () throws -> DatabaseKey) throws -> NewKey {
+        if let item { return try item.loadOrCreate() }
+        return NewKey(key: try read(), madeIn: nil)
     }
+
+    /// Runs `body` with the key; when it fails, a key this run made is
+    /// removed again, unless `inUse` says the data is encrypted with it
+    /// after all (a failure after the new file was put in place).
+    func using<R>(inUse: @escaping (DatabaseKey) -> Bool, _ body: (DatabaseKey) throws -> R) throws -> R {
+        try removingOnFailure(madeIn, inUse: { inUse(key) }) { try body(key) }
+    }
+}
+
+/// Runs `body`; when it fails, the key this run made in `made` (if any) is
+/// removed again, so that a failed command leaves no key behind, unless
+/// `inUse` says the data is encrypted with it: then it stays, and stderr says so.
+func removingOnFailure<R>(_ made: KeyStoreItem?, inUse: () -> Bool, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch {
+        if let made {
+            if inUse() {
+                printError("The key made for this run stays in \(made.store.name) (\(made.name)): the data is encrypted with it.")
+            } else {
+                made.discardMadeKey()
+            }
+        }
+        throw error
+    }
+}
+
+/// Whether the database at `path` opens with `key`: after a failed run,
+/// whether it was encrypted with the key all the same. Only reads.
+func opens(_ path: String, with key: DatabaseKey) -> Bool {
+    var options = Database.Options()
+    options.readOnly = true
+    options.create = false
+    guard let db = try? Database(path: path, key: key, options: options) else { return false }
+    db.close()
+    return true
 }

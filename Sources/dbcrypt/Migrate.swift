@@ -42,7 +42,9 @@ struct Migrate: ParsableCommand {
             options.replaceExisting = force
             options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
-            try newKey.using { key in
+            // A failure after the encrypted file was put in place (its
+            // directory's fsync, say) keeps the key it is encrypted with.
+            try newKey.using(inUse: { opens(output ?? database, with: $0) }) { key in
                 if let output {
                     try DatabaseEncryption.encrypt(database, to: output, key: key, cipher: cipher.settings, options: options)
                 } else {

@@ -119,6 +119,8 @@ func commandLineDescription(_ error: DatabaseError) -> String {
 /// The sentence for `error`, naming the command that makes a missing key.
 func commandLineDescription(_ error: KeyStoreError) -> String {
     switch error {
+    case let .notFound(store, item) where store == ServiceCredentials().name:
+        return "There is no credential \(item) in $CREDENTIALS_DIRECTORY: give it with LoadCredential=\(item):PATH in the service's unit, or check the name."
     case let .notFound(store, item):
         return "\(store.capitalizedFirst) holds no key named \(item): make one with dbcrypt key create (or let dbcrypt migrate make it), or check the name."
     case let .alreadyExists(store, item):

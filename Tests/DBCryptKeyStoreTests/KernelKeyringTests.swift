@@ -1,3 +1,4 @@
+#if os(Linux)
 import DBCrypt
 import DBCryptKeyStore
 import Foundation
@@ -96,3 +97,4 @@ final class KernelKeyringTests: XCTestCase {
         }
     }
 }
+#endif

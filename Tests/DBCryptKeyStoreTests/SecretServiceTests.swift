@@ -107,7 +107,7 @@ final class SecretServiceTests: XCTestCase {
     func testNoSessionBusIsUnavailable() throws {
         let (status, printed, _) = try runHelper(["key-store-load", "secret-service", "dbcrypt/app"], removing: ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY"])
         XCTAssertEqual(status, 0)
-        XCTAssertTrue(printed.hasPrefix("unavailable: The Secret Service cannot be reached ("), printed)
+        XCTAssertTrue(printed.hasPrefix("unavailable: The Secret Service cannot be used here ("), printed)
         // A bus with no Secret Service on it.
         let bus = try runHelper(["key-store-load", "secret-service", "dbcrypt/app"],
                                 environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/dbcrypt-bus"])

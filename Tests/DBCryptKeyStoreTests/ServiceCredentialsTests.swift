@@ -52,6 +52,6 @@ final class ServiceCredentialsTests: XCTestCase {
             guard case .writeRefused? = error as? KeyStoreError else { return XCTFail("\(error)") }
         }
         let (_, printed, _) = try runHelper(["key-store-load", "credentials", "/key"], removing: ["CREDENTIALS_DIRECTORY"])
-        XCTAssertTrue(printed.hasPrefix("unavailable: The service credentials cannot be reached (CREDENTIALS_DIRECTORY is not set"), printed)
+        XCTAssertTrue(printed.hasPrefix("unavailable: The service credentials cannot be used here (CREDENTIALS_DIRECTORY is not set"), printed)
     }
 }

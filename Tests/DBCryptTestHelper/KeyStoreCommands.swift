@@ -6,7 +6,9 @@ import Foundation
 func keyStore(_ name: String) -> any KeyStore {
     switch name {
     case "secret-service": SecretService()
+    #if os(Linux)
     case "kernel": KernelKeyring()
+    #endif
     default: ServiceCredentials()
     }
 }

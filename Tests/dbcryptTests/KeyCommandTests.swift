@@ -114,17 +114,19 @@ final class KeyCommandTests: XCTestCase {
         try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: credentials.appendingPathComponent("open").path, contents: Data(passphrase.utf8),
                                        attributes: [.posixPermissions: 0o644])
+        let plain = directory.appendingPathComponent("plain.db").path
+        try makePlaintextDatabase(plain, rows: 3)
         let before = try snapshotFiles(in: directory)
 
         let cases: [(String, [String], [String: String], [String], Int32, String)] = [
             ("no session bus", ["--key-keyring", "dbcrypt/app"], [:], ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY"], 5,
-             "The Secret Service cannot be reached ("),
+             "The Secret Service cannot be used here ("),
             ("a missing item", ["--key-keyring", "dbcrypt/missing"], bus, [], 6, "The Secret Service holds no key named dbcrypt/missing"),
             ("an item that is not a key", ["--key-keyring", "dbcrypt/junk"], bus, [], 7,
              "What the Secret Service holds under dbcrypt/junk is not a key (a raw key is written x'"),
             ("a missing kernel key", ["--key-kernel-keyring", "missing-\(UUID().uuidString)"], [:], [], 6, "The kernel keyring holds no key named dbcrypt:missing-"),
             ("no credentials directory", ["--key-credential", "db"], [:], ["CREDENTIALS_DIRECTORY"], 5,
-             "The service credentials cannot be reached (CREDENTIALS_DIRECTORY is not set"),
+             "The service credentials cannot be used here (CREDENTIALS_DIRECTORY is not set"),
             ("a credential others may read", ["--key-credential", "open"], ["CREDENTIALS_DIRECTORY": credentials.path], [], 7,
              "The credential \(credentials.path)/open may be read or changed by other users (mode 644)"),
         ]
@@ -144,9 +146,44 @@ final class KeyCommandTests: XCTestCase {
             XCTAssertEqual(locked.status, 5, locked.stderr)
             XCTAssertEqual(locked.stderr, "dbcrypt: The Secret Service is locked: unlock its collection (log in to the desktop session) and try again.\n")
         }
-        let migrate = try dbcrypt(["migrate", path + ".plain", "--key-keyring", "dbcrypt/new"], environment: bus)
-        XCTAssertNotEqual(migrate.status, 0)
+        let migrate = try dbcrypt(["migrate", plain, "--key-keyring", "dbcrypt/new"], environment: bus)
+        XCTAssertEqual(migrate.status, 5, migrate.stderr)
         XCTAssertEqual(try snapshotFiles(in: directory), before)
+    }
+
+    func testTheSealedStoreAndTheEnvelopeTakeKeysFromTheKeyring() throws {
+        let (session, bus) = try keyringSession()
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3)
+        XCTAssertEqual(try dbcrypt(["migrate", path, "--key-keyring", "dbcrypt/db"], environment: bus).status, 0)
+        let keys = ["--key-keyring", "dbcrypt/db", "--store-key-keyring", "dbcrypt/store"]
+
+        // A new store gets a key made for it; later runs load it.
+        let set = try dbcrypt(["kv", path, "set", "api.token", "--create"] + keys, environment: bus, input: Data("tok_live_1".utf8))
+        XCTAssertEqual(set.status, 0, set.stderr)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/store"], environment: bus).status, 0)
+        XCTAssertEqual(try dbcrypt(["kv", path, "get", "api.token"] + keys, environment: bus).stdout, "tok_live_1")
+        // A key store without the key, for an existing store, makes no key.
+        let wrong = try dbcrypt(["kv", path, "get", "api.token", "--key-keyring", "dbcrypt/db", "--store-key-keyring", "dbcrypt/other"],
+                                environment: bus)
+        XCTAssertEqual(wrong.status, 6, wrong.stderr)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/other"], environment: bus).status, 6)
+
+        // The envelope takes the raw key kept there; Python's cryptography opens it with the same bytes.
+        XCTAssertEqual(try dbcrypt(["key", "create", "--keyring", "dbcrypt/envelope"], environment: bus).status, 0)
+        let sealed = try dbcrypt(["envelope", "seal", "--key-keyring", "dbcrypt/envelope"], environment: bus, input: Data("hello".utf8))
+        XCTAssertEqual(sealed.status, 0, sealed.stderr)
+        let stored = try session.secretTool(["lookup", "service", "dbcrypt", "account", "envelope"]).printed
+        let printed = try runPeer("", key: String(stored.dropFirst(2).prefix(64)), """
+            import base64
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+            raw = base64.b64decode(args[0])
+            print(AESGCM(bytes.fromhex(key)).decrypt(raw[:12], raw[28:] + raw[12:28], b'additional-data').decode())
+            """, arguments: [sealed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+        XCTAssertEqual(printed, "hello\n")
+        let opened = try dbcrypt(["envelope", "open", "--key-keyring", "dbcrypt/envelope"], environment: bus, input: Data(sealed.stdout.utf8))
+        XCTAssertEqual(opened.stdout, "hello")
     }
 
     func testOneKeySourceAtATime() throws {
