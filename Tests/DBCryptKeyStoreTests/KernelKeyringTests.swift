@@ -28,9 +28,7 @@ final class KernelKeyringTests: XCTestCase {
         let again = try DatabaseKey.loadOrCreate(in: store, service: "dbcrypt", account: account)
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("k.db").path
-        let db = try Database(path: path, key: key)
-        try db.execute("CREATE TABLE opener(pid INTEGER)")
-        db.close()
+        try makeDatabase(path, key: key)
         try assertOpens(path, with: again, rows: 0)
         // keyctl finds it under its description, in this user's session keyring.
         let (status, printed) = try keyctl(["pipe", "%user:dbcrypt:\(account)"])
@@ -78,21 +76,10 @@ final class KernelKeyringTests: XCTestCase {
         let directory = try makeTemporaryDirectory(self)
         for round in 0..<3 {
             let account = uniqueService()
-            let path = directory.appendingPathComponent("race-\(round).db").path
-            let children = (0..<4).map { _ in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: helperPath)
-                process.arguments = ["key-store-race", "kernel", "dbcrypt/\(account)", path]
-                process.standardOutput = FileHandle.nullDevice
-                return process
+            try assertRacersEndUpWithOneKey(store: "kernel", item: "dbcrypt/\(account)",
+                                            database: directory.appendingPathComponent("race-\(round).db").path) {
+                try DatabaseKey.load(from: store, service: "dbcrypt", account: account)
             }
-            for child in children { try child.run() }
-            FileManager.default.createFile(atPath: path + ".go", contents: nil)
-            for child in children {
-                child.waitUntilExit()
-                XCTAssertEqual(child.terminationStatus, 0, "a child did not open the database with the key it loaded")
-            }
-            try assertOpens(path, with: DatabaseKey.load(from: store, service: "dbcrypt", account: account), rows: 4)
             try DatabaseKey.delete(from: store, service: "dbcrypt", account: account)
         }
     }

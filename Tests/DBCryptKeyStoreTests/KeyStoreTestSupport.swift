@@ -33,3 +33,34 @@ func assertThrows(_ expected: KeyStoreError, file: StaticString = #filePath, lin
         XCTAssertEqual(error as? KeyStoreError, expected, file: file, line: line)
     }
 }
+
+/// Four helper processes that race on the first launch of `item` in
+/// `store` (`secret-service` or `kernel`), each opening (or making) the
+/// database at `path` with the key it got and adding a row: every one
+/// succeeds and the database then opens with what the store holds, or two
+/// of them kept keys of their own.
+func assertRacersEndUpWithOneKey(store: String, item: String, database path: String, environment: [String: String] = [:],
+                                 storedKey: () throws -> DatabaseKey, file: StaticString = #filePath, line: UInt = #line) throws {
+    let children = (0..<4).map { _ in
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: helperPath)
+        process.arguments = ["key-store-race", store, item, path]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        return process
+    }
+    for child in children { try child.run() }
+    FileManager.default.createFile(atPath: path + ".go", contents: nil)
+    for child in children {
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationStatus, 0, "a child did not open the database with the key it loaded", file: file, line: line)
+    }
+    try assertOpens(path, with: storedKey(), rows: 4, file: file, line: line)
+}
+
+/// A database at `path` encrypted with `key`, with an empty table `opener`.
+func makeDatabase(_ path: String, key: DatabaseKey) throws {
+    let db = try Database(path: path, key: key)
+    try db.execute("CREATE TABLE opener(pid INTEGER)")
+    db.close()
+}

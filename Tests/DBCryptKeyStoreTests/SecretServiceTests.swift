@@ -67,9 +67,7 @@ final class SecretServiceTests: XCTestCase {
         XCTAssertEqual(passphrase.kind, .passphrase)
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("p.db").path
-        let db = try Database(path: path, key: .passphrase("correct horse battery staple"))
-        try db.execute("CREATE TABLE opener(pid INTEGER)")
-        db.close()
+        try makeDatabase(path, key: .passphrase("correct horse battery staple"))
         try assertOpens(path, with: passphrase, rows: 0)
     }
 
@@ -119,22 +117,10 @@ final class SecretServiceTests: XCTestCase {
         let environment = ["DBUS_SESSION_BUS_ADDRESS": session.busAddress]
         for round in 0..<3 {
             let service = uniqueService()
-            let path = directory.appendingPathComponent("race-\(round).db").path
-            let children = (0..<4).map { _ in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: helperPath)
-                process.arguments = ["key-store-race", "secret-service", "\(service)/main", path]
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                process.standardOutput = FileHandle.nullDevice
-                return process
+            try assertRacersEndUpWithOneKey(store: "secret-service", item: "\(service)/main",
+                                            database: directory.appendingPathComponent("race-\(round).db").path, environment: environment) {
+                try DatabaseKey.load(from: store, service: service, account: "main")
             }
-            for child in children { try child.run() }
-            FileManager.default.createFile(atPath: path + ".go", contents: nil)
-            for child in children {
-                child.waitUntilExit()
-                XCTAssertEqual(child.terminationStatus, 0, "a child did not open the database with the key it loaded")
-            }
-            try assertOpens(path, with: DatabaseKey.load(from: store, service: service, account: "main"), rows: 4)
         }
     }
 

@@ -23,9 +23,7 @@ final class ServiceCredentialsTests: XCTestCase {
         let passphrase = try DatabaseKey.load(from: store, service: "", account: "pass")
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("c.db").path
-        let db = try Database(path: path, key: .passphrase("correct horse battery staple"))
-        try db.execute("CREATE TABLE opener(pid INTEGER)")
-        db.close()
+        try makeDatabase(path, key: .passphrase("correct horse battery staple"))
         try assertOpens(path, with: passphrase, rows: 0)
     }
 
