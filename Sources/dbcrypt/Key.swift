@@ -59,9 +59,7 @@ struct Key: ParsableCommand {
             case .create:
                 _ = try DatabaseKey.create(in: item.store, service: item.service, account: item.account)
                 try StandardStreams.print("Made a new random key in \(item.store.name) as \(item.name).")
-                if kernelKeyring != nil {
-                    printError("The kernel keyring forgets this key when the machine restarts: keep a copy of it somewhere lasting (keyctl pipe %user:\(item.name) > FILE, mode 600).")
-                }
+                item.warnIfForgotten()
             case .delete:
                 try DatabaseKey.delete(from: item.store, service: item.service, account: item.account)
                 try StandardStreams.print("Removed the key \(item.name) from \(item.store.name): databases encrypted with it no longer open without a copy of it.")

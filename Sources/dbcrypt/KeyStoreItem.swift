@@ -59,7 +59,17 @@ struct KeyStoreItem {
         guard canCreate else { return NewKey(key: try load(), madeIn: nil) }
         var created = false
         let key = try DatabaseKey.loadOrCreate(in: store, service: service, account: account, created: &created)
+        if created { warnIfForgotten() }
         return NewKey(key: key, madeIn: created ? self : nil)
+    }
+
+    /// Says on stderr, for a key just made in the kernel keyring, that the
+    /// keyring forgets it at the next restart, and how to keep a copy.
+    func warnIfForgotten() {
+        #if os(Linux)
+        guard store is KernelKeyring else { return }
+        printError("The kernel keyring forgets the key \(name) when the machine restarts: keep a copy somewhere lasting, readable by you alone: (umask 077; keyctl pipe %user:\(name) > FILE).")
+        #endif
     }
 
     /// Removes the key a failed run made, saying so on stderr; a failure to

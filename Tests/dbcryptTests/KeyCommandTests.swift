@@ -91,7 +91,9 @@ final class KeyCommandTests: XCTestCase {
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("k.db").path
         try makePlaintextDatabase(path, rows: 5)
-        XCTAssertEqual(try dbcrypt(["migrate", path, "--key-kernel-keyring", name]).status, 0)
+        let migrated = try dbcrypt(["migrate", path, "--key-kernel-keyring", name])
+        XCTAssertEqual(migrated.status, 0, migrated.stderr)
+        XCTAssertTrue(migrated.stderr.contains("The kernel keyring forgets the key dbcrypt:\(name) when the machine restarts"), migrated.stderr)
         let counted = try dbcrypt(["sql", path, "--key-kernel-keyring", name, "SELECT count(*) FROM note"])
         XCTAssertEqual(counted.stdout, "count(*)\n--------\n5\n")
         // The new key of rekey, made there too; the old one removed by hand.
