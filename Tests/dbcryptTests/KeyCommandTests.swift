@@ -188,6 +188,42 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(opened.stdout, "hello")
     }
 
+    func testNoCommandPrintsTheKeyAndARefusingKeyringChangesNothing() throws {
+        let (session, bus) = try keyringSession()
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 3)
+        var runs = [try dbcrypt(["migrate", path, "--key-keyring", "dbcrypt/app"], environment: bus)]
+        for command in [["info", path], ["check", path], ["sql", path, "SELECT count(*) FROM note"]] {
+            runs.append(try dbcrypt(command + ["--key-keyring", "dbcrypt/app"], environment: bus))
+        }
+        runs.append(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/app"], environment: bus))
+        let text = try session.secretTool(["lookup", "service", "dbcrypt", "account", "app"]).printed
+        let hex = String(text.dropFirst(2).prefix(64))
+        XCTAssertEqual(hex.count, 64)
+        for run in runs {
+            XCTAssertEqual(run.status, 0, run.stderr)
+            for printed in [run.stdout, run.stderr] {
+                XCTAssertFalse(printed.uppercased().contains(hex.uppercased()), "a command printed the key")
+                XCTAssertFalse(printed.contains(hex.prefix(16)), "a command printed part of the key")
+            }
+        }
+
+        // A session keyring that may be searched but not written: one sentence, status 1, no key, no file.
+        let plain = directory.appendingPathComponent("plain.db").path
+        try makePlaintextDatabase(plain, rows: 3)
+        let before = try snapshotFiles(in: directory)
+        let name = "refused-\(UUID().uuidString.prefix(8))"
+        for command in [["key", "create", "--kernel-keyring", name], ["migrate", plain, "--key-kernel-keyring", name]] {
+            let (status, _, complaint) = try TestSupport.run(
+                "/usr/bin/keyctl", ["session", "-", "sh", "-c", "keyctl setperm @s 0x3b010000 && exec \"$0\" \"$@\"", dbcryptPath] + command)
+            XCTAssertEqual(status, 1, complaint)
+            XCTAssertTrue(complaint.hasSuffix("\ndbcrypt: The kernel keyring refused the change (Permission denied): nothing was changed.\n"), complaint)
+        }
+        XCTAssertEqual(try snapshotFiles(in: directory), before)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--kernel-keyring", name]).status, 6)
+    }
+
     func testOneKeySourceAtATime() throws {
         let run = try dbcrypt(["sql", "x.db", "--key-env", "KEY", "--key-keyring", "dbcrypt/app", "SELECT 1"], environment: keyEnvironment)
         XCTAssertEqual(run.status, 64)
