@@ -48,7 +48,7 @@ struct Key: ParsableCommand {
     var item: KeyStoreItem? {
         get throws {
             try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
-                             options: ("--keyring", "--kernel-keyring", "--credential"))
+                             prefix: "")
         }
     }
 

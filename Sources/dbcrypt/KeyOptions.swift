@@ -21,8 +21,7 @@ struct KeyOptions: ParsableArguments {
     var credential: String?
 
     func validate() throws {
-        let given = [keyEnvironment, keyFile, keyring, kernelKeyring, credential].compactMap { $0 }.count
-        if given > 1 { throw ValidationError("Give one of --key-env, --key-file, --key-keyring, --key-kernel-keyring and --key-credential.") }
+        _ = try KeyStoreItem.sourcesGiven([keyEnvironment, keyFile, keyring, kernelKeyring, credential], prefix: "key-")
         _ = try storeItem   // a malformed name is a usage error, before any file is looked at
     }
 
@@ -33,7 +32,7 @@ struct KeyOptions: ParsableArguments {
     var storeItem: KeyStoreItem? {
         get throws {
             try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
-                             options: ("--key-keyring", "--key-kernel-keyring", "--key-credential"))
+                             prefix: "key-")
         }
     }
 
@@ -84,8 +83,7 @@ struct NewKeyOptions: ParsableArguments {
     var credential: String?
 
     func validate() throws {
-        let given = [keyEnvironment, keyFile, keyring, kernelKeyring, credential].compactMap { $0 }.count
-        if given > 1 { throw ValidationError("Give one of --new-key-env, --new-key-file, --new-key-keyring, --new-key-kernel-keyring and --new-key-credential.") }
+        _ = try KeyStoreItem.sourcesGiven([keyEnvironment, keyFile, keyring, kernelKeyring, credential], prefix: "new-key-")
         _ = try storeItem
     }
 
@@ -93,7 +91,7 @@ struct NewKeyOptions: ParsableArguments {
     var storeItem: KeyStoreItem? {
         get throws {
             try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
-                             options: ("--new-key-keyring", "--new-key-kernel-keyring", "--new-key-credential"))
+                             prefix: "new-key-")
         }
     }
 

@@ -15,11 +15,12 @@ struct KeyStoreItem {
     let canCreate: Bool
 
     /// The item one of the three options names (at most one is given), or
-    /// nil for none. `options` are the three options' names, for errors.
+    /// nil for none. The options are `--<prefix>keyring`,
+    /// `--<prefix>kernel-keyring` and `--<prefix>credential`, as errors name them.
     ///
     /// - throws: `ValidationError` for a name that option does not take.
-    init?(keyring: String?, kernelKeyring: String?, credential: String?,
-          options: (keyring: String, kernel: String, credential: String)) throws {
+    init?(keyring: String?, kernelKeyring: String?, credential: String?, prefix: String) throws {
+        let options = (keyring: "--\(prefix)keyring", kernel: "--\(prefix)kernel-keyring", credential: "--\(prefix)credential")
         if let keyring {
             guard let slash = keyring.firstIndex(of: "/"), slash != keyring.startIndex, keyring.index(after: slash) != keyring.endIndex else {
                 throw ValidationError("\(options.keyring) takes SERVICE/ACCOUNT (say dbcrypt/app), not \(keyring)")
@@ -42,6 +43,18 @@ struct KeyStoreItem {
         } else {
             return nil
         }
+    }
+
+    /// How many of a group's five key sources (`--<prefix>env`, `-file`,
+    /// `-keyring`, `-kernel-keyring`, `-credential`, in that order) are given.
+    ///
+    /// - throws: `ValidationError` when more than one is.
+    static func sourcesGiven(_ sources: [String?], prefix: String) throws -> Int {
+        let given = sources.compactMap { $0 }.count
+        if given > 1 {
+            throw ValidationError("Give one of --\(prefix)env, --\(prefix)file, --\(prefix)keyring, --\(prefix)kernel-keyring and --\(prefix)credential.")
+        }
+        return given
     }
 
     /// The item's name as its store shows it.

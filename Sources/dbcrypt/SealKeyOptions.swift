@@ -28,10 +28,7 @@ struct StoreKeyOptions: ParsableArguments {
     var newKeyFile: String?
 
     func validate() throws {
-        let given = [keyEnvironment, keyFile, keyring, kernelKeyring, credential].compactMap { $0 }.count
-        if given > 1 {
-            throw ValidationError("Give one of --store-key-env, --store-key-file, --store-key-keyring, --store-key-kernel-keyring and --store-key-credential.")
-        }
+        _ = try KeyStoreItem.sourcesGiven([keyEnvironment, keyFile, keyring, kernelKeyring, credential], prefix: "store-key-")
         if newKeyEnvironment != nil && newKeyFile != nil { throw ValidationError("Give --new-store-key-env or --new-store-key-file, not both.") }
         _ = try storeItem
     }
@@ -40,7 +37,7 @@ struct StoreKeyOptions: ParsableArguments {
     var storeItem: KeyStoreItem? {
         get throws {
             try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
-                             options: ("--store-key-keyring", "--store-key-kernel-keyring", "--store-key-credential"))
+                             prefix: "store-key-")
         }
     }
 
@@ -108,8 +105,7 @@ struct EnvelopeKeyOptions: ParsableArguments {
     var paddedTextKey = false
 
     func validate() throws {
-        let given = [keyEnvironment, keyFile, keyring, kernelKeyring, credential].compactMap { $0 }.count
-        if given > 1 { throw ValidationError("Give one of --key-env, --key-file, --key-keyring, --key-kernel-keyring and --key-credential.") }
+        let given = try KeyStoreItem.sourcesGiven([keyEnvironment, keyFile, keyring, kernelKeyring, credential], prefix: "key-")
         if given == 0 { throw ValidationError("Give the key with --key-env NAME, --key-file PATH or a key store (--key-keyring SERVICE/ACCOUNT, ...).") }
         _ = try storeItem
     }
@@ -118,7 +114,7 @@ struct EnvelopeKeyOptions: ParsableArguments {
     var storeItem: KeyStoreItem? {
         get throws {
             try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential,
-                             options: ("--key-keyring", "--key-kernel-keyring", "--key-credential"))
+                             prefix: "key-")
         }
     }
 
