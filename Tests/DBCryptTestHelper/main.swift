@@ -25,6 +25,8 @@
 //       hold them, fills a temporary table and indexes it; with
 //       --temp-store-file, first puts temporary storage back on disk
 //       (the control: what a raw handle with SQLite's default may do)
+//   DBCryptTestHelper backup PATH COPY
+//       DBCRYPT_TEST_KEY: the key. Opens a pool on PATH and backs it up to COPY
 //   DBCryptTestHelper key-store-load secret-service|kernel|credentials SERVICE/ACCOUNT
 //       loads the key: prints "found" and the key's kind, or the KeyStoreError's case
 //   DBCryptTestHelper key-store-race secret-service|kernel SERVICE/ACCOUNT DBPATH
@@ -80,6 +82,10 @@ do {
         try keyStoreLoad(store: arguments[2], item: arguments[3])
     case "key-store-race":
         try keyStoreRace(store: arguments[2], item: arguments[3], database: arguments[4])
+    case "backup":
+        let pool = try DatabasePool(path: arguments[2], key: key("DBCRYPT_TEST_KEY"))
+        try pool.backup(to: arguments[3])
+        try pool.close()
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:

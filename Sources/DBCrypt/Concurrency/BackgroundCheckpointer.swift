@@ -38,6 +38,9 @@ final class BackgroundCheckpointer: Sendable {
         var frames: Int32 = 0
         var nextCheckpointAt = BackgroundCheckpointer.interval
         var checkpointsRun = 0
+        /// Reads that hold one snapshot for long (backups) under way.
+        var longReads = 0
+        var restartsSkipped = 0
     }
     private let state = Mutex(State())
     /// Used on `queue` only.
@@ -45,6 +48,8 @@ final class BackgroundCheckpointer: Sendable {
 
     /// How many checkpoints ran here, for tests.
     var checkpointsRun: Int { state.withLock { $0.checkpointsRun } }
+    /// How many times a commit did not restart the WAL because a long read ran, for tests.
+    var restartsSkipped: Int { state.withLock { $0.restartsSkipped } }
 
     init(open: @escaping @Sendable () throws -> Database) {
         self.open = open
@@ -82,6 +87,27 @@ final class BackgroundCheckpointer: Sendable {
         // Errors (SQLITE_BUSY while another checkpoint runs) leave the
         // frames for the next one; SQLite's own checkpoints ignore them too.
         sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    }
+
+    /// Runs `body`, a read that keeps one snapshot for long (a backup),
+    /// while the writer's commits do not restart the WAL: a RESTART
+    /// checkpoint waits for every reader of older frames to end, up to the
+    /// busy timeout, and would hold up each commit that long. The WAL grows
+    /// meanwhile by what is written (background checkpoints still copy the
+    /// frames the read does not need) and starts over after.
+    func holdingLongRead<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { $0.longReads += 1 }
+        defer { state.withLock { $0.longReads -= 1 } }
+        return try body()
+    }
+
+    /// Whether the commit that filled the WAL may restart it: not while a long read runs.
+    func mayRestart() -> Bool {
+        state.withLock { state in
+            guard state.longReads > 0 else { return true }
+            state.restartsSkipped += 1
+            return false
+        }
     }
 
     /// Runs `body` while no checkpoint runs here (one under way finishes

@@ -179,13 +179,15 @@ public final class DatabasePool: @unchecked Sendable {
         writer.connection.walHookContext = checkpointer
         sqlite3_wal_hook(try writer.connection.open(), { context, db, schema, frames in
             let isMain = schema.map { strcmp($0, "main") == 0 } ?? false
-            if frames >= (isMain ? 4 * BackgroundCheckpointer.interval : 2000) {
-                sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
-            } else if isMain {
+            if isMain {
                 let checkpointer = Unmanaged<BackgroundCheckpointer>.fromOpaque(context!).takeUnretainedValue()
-                if checkpointer.committed(walFrames: frames) == .checkpointHere {
+                if frames >= 4 * BackgroundCheckpointer.interval && checkpointer.mayRestart() {
+                    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
+                } else if checkpointer.committed(walFrames: frames) == .checkpointHere {
                     sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
                 }
+            } else if frames >= 2000 {
+                sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
             } else if frames >= 1000 {
                 sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             }
@@ -520,6 +522,21 @@ public final class DatabasePool: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Runs `body` with what opens a connection as the readers are opened,
+    /// for a backup's snapshot: it holds a reader's permit (a key change or
+    /// closing waits for it, as for a read) and keeps the writer's commits
+    /// from restarting the WAL while it reads (``BackgroundCheckpointer/holdingLongRead(_:)``).
+    ///
+    /// - throws: ``DatabaseError/connectionClosed`` after ``close()``, or what `body` throws.
+    func withSnapshotOpening<T>(_ body: (SnapshotBackup) throws -> T) throws -> T {
+        readerPermits.wait()
+        defer { readerPermits.signal() }
+        let (closed, key, options) = lock.withLock { _ in (isClosed, readerKey, readerOptions) }
+        guard !closed else { throw DatabaseError.connectionClosed }
+        let snapshot = SnapshotBackup(path: path, openingKey: key, openingCipher: key == nil ? nil : options.cipher, openingOptions: options)
+        return try HeldQueues.holding(self, as: .read) { try checkpointer.holdingLongRead { try body(snapshot) } }
     }
 
     /// Closes the readers no read is using.

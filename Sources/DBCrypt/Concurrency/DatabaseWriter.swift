@@ -27,6 +27,14 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// - throws: see ``read(_:)-(((Database)->T))``.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 
+    /// Writes a copy of the database as it is at one commit to `destination`,
+    /// keyed with `key` (and, for another key, `cipher`): see
+    /// ``DatabasePool/backup(to:key:cipher:options:)`` and
+    /// ``DatabaseQueue/backup(to:key:cipher:options:)``, which say who waits.
+    ///
+    /// - throws: see ``DatabaseQueue/backup(to:key:cipher:options:)``.
+    func backup(to destination: String, key: BackupKey, cipher: CipherSettings?, options: ExportOptions) throws
+
     /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
     /// new one after each commit that changed a table `fetch` read (commits
     /// to other tables cost nothing). Each fetch runs in one read

@@ -26,6 +26,9 @@ public final class Database {
     /// once, as a raw key with the file's salt, opens further connections to
     /// the same file at no derivation cost (a pool's readers). Nil without a key.
     let keyForOtherConnections: DatabaseKey?
+    /// The options this connection was opened with, to open another like it
+    /// (a backup's snapshot).
+    let openingOptions: Options
     /// Whether the connection was opened with a key.
     public var isEncrypted: Bool { cipher != nil }
     /// The options' ``Options/userInfo``, handed to the decoders of records
@@ -98,6 +101,7 @@ public final class Database {
         self.path = path
         self.cipher = key == nil ? nil : settings
         keyForOtherConnections = opened.key
+        openingOptions = options
         self.connection = connection
         userInfo = options.userInfo
         statementCache = StatementCache(capacity: options.statementCacheCapacity)

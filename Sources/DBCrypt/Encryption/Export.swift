@@ -44,6 +44,10 @@ struct Export {
     var inPlace: Bool
     /// The destination as it was resolved.
     var replacement: Replacement? = nil
+    /// What an export to another file opens its source with, before the
+    /// source's settings and the busy timeout are applied: a backup opens
+    /// its snapshot as the app's own connections are opened.
+    var sourceOptions = Database.Options()
 
     static let target = "dbcrypt_target"
 
@@ -191,7 +195,7 @@ struct Export {
     /// it. A source this process may only read must have an empty WAL
     /// (SQLite needs write access to the WAL's index).
     private func openSource() throws -> Database {
-        var sourceOptions = Database.Options()
+        var sourceOptions = inPlace ? Database.Options() : self.sourceOptions
         sourceOptions.create = false
         sourceOptions.cipher = sourceCipher
         sourceOptions.busyTimeout = options.busyTimeout
