@@ -87,6 +87,9 @@ struct NewKeyOptions: ParsableArguments {
         _ = try storeItem
     }
 
+    /// Whether any source of a new key was given.
+    var isGiven: Bool { [keyEnvironment, keyFile, keyring, kernelKeyring, credential].contains { $0 != nil } }
+
     /// The key store item named, if any.
     var storeItem: KeyStoreItem? {
         get throws {
@@ -149,11 +152,14 @@ struct NewCipherOptions: ParsableArguments {
     @Option(name: .customLong("new-kdf-iter"), help: ArgumentHelp("Write with this many PBKDF2 iterations.", valueName: "N"))
     var kdfIterations: Int?
 
+    /// Whether any setting was given.
+    var isGiven: Bool { format != nil || pageSize != nil || kdfIterations != nil }
+
     /// The settings to write: what is given, on top of the new format's
     /// defaults when a format is given, else on top of `current`; nil when
     /// nothing is given (the current settings are kept).
     func settings(current: CipherSettings) -> CipherSettings? {
-        guard format != nil || pageSize != nil || kdfIterations != nil else { return nil }
+        guard isGiven else { return nil }
         if let format { return CipherSettings(format, pageSize: pageSize, kdfIterations: kdfIterations) }
         return CipherSettings(current.format, pageSize: pageSize ?? current.pageSize,
                               kdfIterations: kdfIterations ?? current.kdfIterations)

@@ -96,6 +96,7 @@ final class BadInputCorpusTests: XCTestCase {
             ("sql", { ["sql", $0, "SELECT count(*) FROM note"] + key }),
             ("schema", { ["schema", $0, "--dir", "Migrations-ok"] + key }),
             ("kv", { ["kv", $0, "get", "token", "--store-key-env", "OTHER"] + key }),
+            ("backup", { ["backup", $0, "-o", "out.db"] + key }),
         ]
         for (name, arguments) in commands {
             let isMigrate = name.hasPrefix("migrate")

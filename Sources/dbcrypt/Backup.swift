@@ -1,0 +1,81 @@
+import ArgumentParser
+import DBCrypt
+import Foundation
+
+/// `dbcrypt backup`: a copy of a database that may be in use.
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy a database while apps use it: one committed state of it, encrypted.",
+        discussion: """
+            The copy holds the database exactly as it was at one commit. In WAL mode it is \
+            read from a snapshot and the apps' writes go on; with a rollback journal (SQLite's \
+            default) their commits wait until the copy is read (up to their busy timeout). \
+            The copy is written beside --output, checked, then renamed into place with mode \
+            0600: killed at any moment, --output holds what it held before or the whole copy.
+
+            The copy has the database's key and settings, unless --new-key-* gives it another \
+            key (with --new-format, --new-page-size, --new-kdf-iter for other settings), or \
+            --plaintext asks for a copy anyone who can read it can read.
+
+            Example:
+              dbcrypt backup app.db -o /mnt/backup/app.db --key-env APP_KEY
+              dbcrypt backup app.db -o offsite.db --key-env APP_KEY --new-key-file offsite.key
+            """)
+
+    @Argument(help: "The database to copy.")
+    var database: String
+
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the copy.", valueName: "PATH"))
+    var output: String
+
+    @Flag(help: "Replace --output if it exists.")
+    var force = false
+
+    @Flag(help: "Write a plaintext copy, without encryption.")
+    var plaintext = false
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup var newKey: NewKeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "Cipher settings of a copy with another key") var newCipher: NewCipherOptions
+
+    func validate() throws {
+        if plaintext && newKey.isGiven {
+            throw ValidationError("--plaintext writes a copy without a key: give it or a --new-key-* option, not both.")
+        }
+        if newCipher.isGiven && !newKey.isGiven {
+            throw ValidationError("--new-format, --new-page-size and --new-kdf-iter set the settings of a copy with another key: give it with --new-key-env, --new-key-file or a --new-key key store.")
+        }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let format = try requireDatabaseFile(database)
+            if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
+            let databaseKey = try key.keyIfNeeded(for: database, format: format)
+            var openOptions = cipher.databaseOptions()
+            openOptions.readOnly = access(database, W_OK) != 0
+            let queue = try DatabaseQueue(path: database, key: databaseKey, options: openOptions)
+            defer { try? queue.closeWithoutCheckpoint() }
+            let current = try queue.inDatabase { $0.cipher }
+            var options = ExportOptions()
+            options.replaceExisting = force
+            let written = current.flatMap { newCipher.settings(current: $0) }
+            options.progress = ProgressBar.callback(label: "Backing up", pageSize: (written ?? current ?? .sqlcipher4).effectivePageSize)
+            if plaintext {
+                try queue.backup(to: output, key: .plaintext, options: options)
+                try StandardStreams.print("Backed up \(database) to \(output), in plaintext.")
+            } else if newKey.isGiven {
+                let replacement = try newKey.key(prompt: "Key for the copy \(output): ")
+                try replacement.using(inUse: { opens(output, with: $0) }) { copyKey in
+                    try queue.backup(to: output, key: .using(copyKey), cipher: newCipher.settings(current: current ?? .sqlcipher4), options: options)
+                }
+                let keptIn = replacement.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
+                try StandardStreams.print("Backed up \(database) to \(output)\(keptIn).")
+            } else {
+                try queue.backup(to: output, options: options)
+                try StandardStreams.print("Backed up \(database) to \(output)\(current == nil ? ", in plaintext as it is" : " under its own key").")
+            }
+        }
+    }
+}

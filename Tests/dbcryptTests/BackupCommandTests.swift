@@ -1,0 +1,112 @@
+import DBCrypt
+import Foundation
+import Synchronization
+import XCTest
+
+/// `dbcrypt backup`: a copy of a database an app keeps writing.
+final class BackupCommandTests: XCTestCase {
+    /// An app (a pool in this process) commits rows, each with its tally,
+    /// without pause while `dbcrypt backup` copies the database: the copy
+    /// is whole and holds one committed state, and the app's commits went on.
+    func testBacksUpADatabaseAnAppKeepsWriting() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let copy = dir.appendingPathComponent("copy.db").path
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase))
+        try pool.write { db in
+            try db.execute("""
+                CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT);
+                CREATE TABLE tally(total INTEGER);
+                INSERT INTO tally VALUES (0);
+                """)
+            for _ in 0..<3_000 { try db.execute("INSERT INTO item(body) VALUES (hex(randomblob(200))); UPDATE tally SET total = total + 1") }
+        }
+        let stop = Mutex(false), commits = Mutex(0)
+        let writer = Thread {
+            while !stop.withLock({ $0 }) {
+                try? pool.write { db in try db.execute("INSERT INTO item(body) VALUES (hex(randomblob(200))); UPDATE tally SET total = total + 1") }
+                commits.withLock { $0 += 1 }
+            }
+        }
+        writer.start()
+        while commits.withLock({ $0 }) < 10 { usleep(1_000) }
+        let run = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY"], environment: keyEnvironment)
+        let committedBy = commits.withLock { $0 }
+        stop.withLock { $0 = true }
+        while !writer.isFinished { usleep(1_000) }
+
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "Backed up \(path) to \(copy) under its own key.\n")
+        let db = try Database(path: copy, key: .passphrase(passphrase), options: readOnly)
+        defer { db.close() }
+        XCTAssertEqual(try db.integrityProblems(), [])
+        let rows = try XCTUnwrap(try db.fetchScalar(Int.self, "SELECT count(*) FROM item"))
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT total FROM tally"), rows)
+        XCTAssertGreaterThanOrEqual(rows, 3_010)
+        XCTAssertLessThanOrEqual(rows, 3_000 + committedBy)
+        XCTAssertGreaterThan(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") }!, rows,
+                             "the app committed nothing during the backup: the test proves little")
+        try pool.close()
+    }
+
+    func testAnotherKeyAndFormatOrPlaintextWhenAskedFor() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let copy = dir.appendingPathComponent("copy.db").path
+
+        let other = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY", "--new-key-env", "OTHER", "--new-format", "sqlcipher3"],
+                                environment: keyEnvironment)
+        XCTAssertEqual(other.status, 0, other.stderr)
+        var sqlcipher3 = readOnly
+        sqlcipher3.cipher = .sqlcipher3
+        let copied = try Database(path: copy, key: .passphrase(otherPassphrase), options: sqlcipher3)
+        XCTAssertEqual(try copied.fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
+        XCTAssertEqual(copied.cipher?.format, .sqlcipher3)
+        copied.close()
+
+        let plain = dir.appendingPathComponent("plain.db").path
+        let plaintext = try dbcrypt(["backup", path, "-o", plain, "--key-env", "KEY", "--plaintext"], environment: keyEnvironment)
+        XCTAssertEqual(plaintext.status, 0, plaintext.stderr)
+        XCTAssertEqual(plaintext.stdout, "Backed up \(path) to \(plain), in plaintext.\n")
+        guard case .plaintext = try FileFormat.detect(at: plain) else { return XCTFail("the copy is not plaintext") }
+        let plainCopy = try Database(path: plain, options: readOnly)
+        XCTAssertEqual(try plainCopy.fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
+        plainCopy.close()
+    }
+
+    func testRefusesWhatItCannotDoAndChangesNothing() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        let before = try contents(path)
+        let copy = dir.appendingPathComponent("copy.db").path
+
+        let both = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY", "--plaintext", "--new-key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(both.status, 64)
+        XCTAssertTrue(both.stderr.contains("--plaintext writes a copy without a key"), both.stderr)
+        let settingsAlone = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY", "--new-format", "sqlcipher3"], environment: keyEnvironment)
+        XCTAssertEqual(settingsAlone.status, 64)
+        XCTAssertTrue(settingsAlone.stderr.contains("set the settings of a copy with another key"), settingsAlone.stderr)
+
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: copy))
+        let exists = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(exists.status, 1)
+        XCTAssertTrue(exists.stderr.contains("--force"), exists.stderr)
+        XCTAssertEqual(try contents(copy), Data("keep me".utf8))
+        let itself = try dbcrypt(["backup", path, "-o", path, "--key-env", "KEY", "--force"], environment: keyEnvironment)
+        XCTAssertEqual(itself.status, 1)
+        XCTAssertEqual(try contents(path), before)
+        XCTAssertEqual(try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY", "--force"], environment: keyEnvironment).status, 0)
+        XCTAssertEqual(try contents(path), before)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(), ["app.db", "copy.db"])
+    }
+
+    private var readOnly: Database.Options {
+        var options = Database.Options()
+        options.readOnly = true
+        return options
+    }
+}
