@@ -51,16 +51,16 @@ struct WriteAheadLog {
         self.reader = reader
         self.pageSize = pageSize
         let header = try reader.read(Self.headerSize, at: 0)
-        let magic = header.count == 32 ? Self.word(header, 0, bigEndian: true) : 0
+        let magic = header.count == 32 ? WriteAheadLogChecksum.word(header, 0, bigEndian: true) : 0
         bigEndianChecksums = magic & 1 == 1
         salts = header.count == 32 ? Array(header[16..<24]) : []
-        let computed = header.count == 32 ? Self.checksum(header[0..<24], bigEndian: bigEndianChecksums, seed: (0, 0)) : (0, 0)
-        headerChecksum = header.count == 32 ? (Self.word(header, 24, bigEndian: true), Self.word(header, 28, bigEndian: true)) : (0, 0)
+        let computed = header.count == 32 ? WriteAheadLogChecksum.of(header[0..<24], bigEndian: bigEndianChecksums, seed: (0, 0)) : (0, 0)
+        headerChecksum = header.count == 32 ? (WriteAheadLogChecksum.word(header, 24, bigEndian: true), WriteAheadLogChecksum.word(header, 28, bigEndian: true)) : (0, 0)
         computedHeaderChecksum = computed
-        otherOrderHeaderChecksum = header.count == 32 ? Self.checksum(header[0..<24], bigEndian: !bigEndianChecksums, seed: (0, 0)) : (0, 0)
-        headerIsValid = header.count == 32 && magic & ~1 == 0x377f_0682 && Self.word(header, 4, bigEndian: true) == 3_007_000
-            && Self.word(header, 8, bigEndian: true) == UInt32(pageSize == 65536 ? 1 : pageSize)
-            && computed == (Self.word(header, 24, bigEndian: true), Self.word(header, 28, bigEndian: true))
+        otherOrderHeaderChecksum = header.count == 32 ? WriteAheadLogChecksum.of(header[0..<24], bigEndian: !bigEndianChecksums, seed: (0, 0)) : (0, 0)
+        headerIsValid = header.count == 32 && magic & ~1 == 0x377f_0682 && WriteAheadLogChecksum.word(header, 4, bigEndian: true) == 3_007_000
+            && WriteAheadLogChecksum.word(header, 8, bigEndian: true) == UInt32(pageSize == 65536 ? 1 : pageSize)
+            && computed == (WriteAheadLogChecksum.word(header, 24, bigEndian: true), WriteAheadLogChecksum.word(header, 28, bigEndian: true))
     }
 
     /// The bytes of frame `index`'s page image.
@@ -102,20 +102,20 @@ struct WriteAheadLog {
             }
             let header = UnsafeRawBufferPointer(rebasing: buffer[0..<Self.frameHeaderSize])
             let page = UnsafeRawBufferPointer(rebasing: buffer[Self.frameHeaderSize...])
-            let stored = (Self.word(header, 16, bigEndian: true), Self.word(header, 20, bigEndian: true))
+            let stored = (WriteAheadLogChecksum.word(header, 16, bigEndian: true), WriteAheadLogChecksum.word(header, 20, bigEndian: true))
             // After a damaged frame the chain goes on from its stored checksum
             // (its bytes were changed) or from the one computed (its stored
             // checksum was): whichever the next frame continues.
             let computed = chain.map { seed in
-                Self.checksum(page[...], bigEndian: bigEndianChecksums,
-                              seed: Self.checksum(header[0..<8], bigEndian: bigEndianChecksums, seed: seed))
+                WriteAheadLogChecksum.of(page[...], bigEndian: bigEndianChecksums,
+                              seed: WriteAheadLogChecksum.of(header[0..<8], bigEndian: bigEndianChecksums, seed: seed))
             }
             var continues = computed.contains { $0 == stored }
             if index == 0, !headerIsValid, !continues {
                 // The magic's byte order bit may be the damaged part.
                 let other = [headerChecksum, otherOrderHeaderChecksum].map { seed in
-                    Self.checksum(page[...], bigEndian: !bigEndianChecksums,
-                                  seed: Self.checksum(header[0..<8], bigEndian: !bigEndianChecksums, seed: seed))
+                    WriteAheadLogChecksum.of(page[...], bigEndian: !bigEndianChecksums,
+                                  seed: WriteAheadLogChecksum.of(header[0..<8], bigEndian: !bigEndianChecksums, seed: seed))
                 }
                 if other.contains(where: { $0 == stored }) {
                     bigEndianChecksums.toggle()
@@ -125,8 +125,8 @@ struct WriteAheadLog {
             if index == 0, !headerIsValid, continues { salts = Array(header[8..<16]) }
             let saltsMatch = header[8..<16].elementsEqual(salts)
             guard saltsMatch || continues else { return index }
-            let frame = Frame(index: index, pageNumber: Self.word(header, 0, bigEndian: true),
-                              commitSize: Self.word(header, 4, bigEndian: true), offset: offset,
+            let frame = Frame(index: index, pageNumber: WriteAheadLogChecksum.word(header, 0, bigEndian: true),
+                              commitSize: WriteAheadLogChecksum.word(header, 4, bigEndian: true), offset: offset,
                               headerMatches: saltsMatch && continues)
             try visit(frame, page)
             chain = continues ? [stored] : [stored] + computed
@@ -150,30 +150,11 @@ struct WriteAheadLog {
         var offset = stopOffset + frameSize
         while offset + frameSize <= reader.size {
             let header = try reader.read(Self.frameHeaderSize, at: offset)
-            if Array(header[8..<16]) == salts && Self.word(header, 4, bigEndian: true) != 0 { commits += 1 }
+            if Array(header[8..<16]) == salts && WriteAheadLogChecksum.word(header, 4, bigEndian: true) != 0 { commits += 1 }
             offset += frameSize
         }
         let stopHeader = try reader.read(Self.frameHeaderSize, at: stopOffset)
         return stopHeader.count == Self.frameHeaderSize && Array(stopHeader[8..<16]) == salts ? 0 : commits
-    }
-
-    /// SQLite's WAL checksum over `bytes` (a multiple of 8), from `seed`.
-    static func checksum<Bytes: Collection<UInt8>>(_ bytes: Bytes, bigEndian: Bool, seed: (UInt32, UInt32)) -> (UInt32, UInt32)
-    where Bytes.Index == Int {
-        var (s0, s1) = seed
-        var at = bytes.startIndex
-        while at + 8 <= bytes.endIndex {
-            s0 = s0 &+ word(bytes, at, bigEndian: bigEndian) &+ s1
-            s1 = s1 &+ word(bytes, at + 4, bigEndian: bigEndian) &+ s0
-            at += 8
-        }
-        return (s0, s1)
-    }
-
-    /// The 32-bit word at `at`.
-    static func word<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ at: Int, bigEndian: Bool) -> UInt32 where Bytes.Index == Int {
-        let b0 = UInt32(bytes[at]), b1 = UInt32(bytes[at + 1]), b2 = UInt32(bytes[at + 2]), b3 = UInt32(bytes[at + 3])
-        return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
     }
 }
 
@@ -214,14 +195,14 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
         }
         let header = try reader.read(WriteAheadLog.headerSize, at: 0)
         guard header.count == WriteAheadLog.headerSize else { return nil }
-        let stated = Int(WriteAheadLog.word(header, 8, bigEndian: true))
+        let stated = Int(WriteAheadLogChecksum.word(header, 8, bigEndian: true))
         let pageSize = stated == 1 ? 65536 : stated
         guard CipherSettings.pageSizes.contains(pageSize) else {
             // No frame can be told apart. With SQLite's magic, a log longer
             // than its header held some; without it (zeros after a power
             // loss, say) this is no log, and SQLite ignores it too.
             let frameSize = Int64(WriteAheadLog.frameHeaderSize + 512)
-            let isLog = WriteAheadLog.word(header, 0, bigEndian: true) & ~1 == 0x377f_0682
+            let isLog = WriteAheadLogChecksum.word(header, 0, bigEndian: true) & ~1 == 0x377f_0682
             return isLog && reader.size >= Int64(WriteAheadLog.headerSize) + frameSize ? WriteAheadLogDamage(frame: nil, lostCommits: 1) : nil
         }
         let log = try WriteAheadLog(reader: reader, pageSize: pageSize)

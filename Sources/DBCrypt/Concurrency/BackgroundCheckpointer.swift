@@ -96,10 +96,16 @@ final class BackgroundCheckpointer: Sendable {
     /// meanwhile by what is written (background checkpoints still copy the
     /// frames the read does not need) and starts over after.
     func holdingLongRead<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.longReads += 1 }
-        defer { state.withLock { $0.longReads -= 1 } }
+        beginLongRead()
+        defer { endLongRead() }
         return try body()
     }
+
+    /// A long read begins (a continuous backup, which always holds one): see ``holdingLongRead(_:)``.
+    func beginLongRead() { state.withLock { $0.longReads += 1 } }
+
+    /// A long read that ``beginLongRead()`` announced ends.
+    func endLongRead() { state.withLock { $0.longReads -= 1 } }
 
     /// Whether the commit that filled the WAL may restart it: not while a long read runs.
     func mayRestart() -> Bool {

@@ -56,6 +56,10 @@ public final class DatabasePool: @unchecked Sendable {
         /// when first needed and kept for the next read.
         public var maximumReaderCount: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
+        /// Ship every commit to a backup destination while the pool is open
+        /// (see ``ContinuousBackup``); nil (the default) for none.
+        public var continuousBackup: ContinuousBackup.Configuration?
+
         /// The pool's default configuration.
         public init() {}
     }
@@ -101,6 +105,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// Copies the WAL into the file off the writer's thread; set once, at
     /// the end of `init` (internal for tests, which hold it).
     private(set) var checkpointer: BackgroundCheckpointer!
+    /// The continuous backup the configuration asked for, running until ``close()``.
+    public let continuousBackup: ContinuousBackup?
 
     /// Opens (or creates) the database at `path` in WAL mode. The writer
     /// opens, keys and checks its connection now; readers open on first use.
@@ -137,6 +143,15 @@ public final class DatabasePool: @unchecked Sendable {
         readerOptions.cipher = writer.cipher ?? options.cipher
         readerOptions.tryOtherFormat = false
         self.readerOptions = readerOptions
+        if let backup = configuration.continuousBackup {
+            guard let readerKey else {
+                throw DatabaseError.misuse(reason: "a continuous backup ships encrypted pages: open the pool with a key")
+            }
+            continuousBackup = try ContinuousBackup(path: path, openingKey: readerKey, openingOptions: readerOptions,
+                                                    storage: backup.storage, options: backup.options)
+        } else {
+            continuousBackup = nil
+        }
         maximumReaderCount = configuration.maximumReaderCount
         readerPermits = DispatchSemaphore(value: configuration.maximumReaderCount)
         otherConnections = OtherConnectionsPoller(
@@ -147,6 +162,8 @@ public final class DatabasePool: @unchecked Sendable {
             return try self.openCheckpointingConnection()
         }
         try Self.keepTheWALBounded(writer, checkpointer: checkpointer)
+        // The backup always holds a read: a commit must not wait for it to restart the WAL.
+        if continuousBackup != nil { checkpointer.beginLongRead() }
     }
 
     /// The connection the background checkpoints run on: a reader's key and
@@ -491,6 +508,9 @@ public final class DatabasePool: @unchecked Sendable {
         try writerQueue.sync {
             guard !writer.isClosed else { throw DatabaseError.connectionClosed }
             guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
+            guard continuousBackup == nil else {
+                throw DatabaseError.misuse(reason: "the continuous backup is authenticated with the current key: close the pool, change the key, and start a backup to a new destination")
+            }
             // The checkpoints' connection has the old key, and the old file.
             try withNoReadOrCheckpoint(closingCheckpointer: true) {
                 closeIdleReaders()
@@ -567,13 +587,21 @@ public final class DatabasePool: @unchecked Sendable {
     /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
     public func close() throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        var backupError: Error?
         writerQueue.sync {
+            // The last commits are shipped (while no write runs) before the
+            // writer, closing last, checkpoints the WAL away.
+            if let continuousBackup, !lock.withLock({ _ in isClosed }) {
+                do { try continuousBackup.stop() } catch { backupError = error }
+                checkpointer.endLongRead()
+            }
             withNoReadOrCheckpoint(closingCheckpointer: true) {
                 lock.withLock { _ in isClosed = true }
                 closeIdleReaders()
                 writer.close()
             }
         }
+        if let backupError { throw backupError }
     }
 }
 

@@ -1,0 +1,56 @@
+import Foundation
+
+/// The records at a destination, as their names list them (no object is
+/// fetched): in order, with the snapshots they make up. Names are not
+/// trusted for a restore, which authenticates every record it uses; they
+/// serve pruning and finding the last record.
+struct BackupCatalog {
+    struct Entry {
+        let name: String
+        let number: UInt64
+        let kind: BackupRecord.Kind
+        let time: UInt64
+        let isLastPart: Bool
+    }
+
+    /// A snapshot: consecutive parts shipped at one time.
+    struct Snapshot {
+        let firstNumber: UInt64
+        let lastNumber: UInt64
+        let time: UInt64
+        /// Whether its last part is there.
+        let isComplete: Bool
+    }
+
+    /// Every record's entry, by number.
+    let entries: [Entry]
+    /// The snapshots, oldest first.
+    let snapshots: [Snapshot]
+
+    /// Lists `storage`.
+    ///
+    /// - throws: the storage's errors.
+    init(_ storage: any BackupStorage) throws {
+        entries = try storage.list().compactMap { name in
+            BackupRecord.parse(name: name).map { Entry(name: name, number: $0.number, kind: $0.kind, time: $0.time, isLastPart: $0.isLastPart) }
+        }.sorted { $0.number < $1.number }
+        var snapshots: [Snapshot] = []
+        var index = 0
+        while index < entries.count {
+            let first = entries[index]
+            guard first.kind == .snapshot else {
+                index += 1
+                continue
+            }
+            var last = first
+            while !last.isLastPart, index + 1 < entries.count, entries[index + 1].kind == .snapshot,
+                  entries[index + 1].number == last.number + 1, entries[index + 1].time == first.time {
+                index += 1
+                last = entries[index]
+            }
+            snapshots.append(Snapshot(firstNumber: first.number, lastNumber: last.number, time: first.time, isComplete: last.isLastPart))
+            index += 1
+        }
+        self.snapshots = snapshots
+    }
+}

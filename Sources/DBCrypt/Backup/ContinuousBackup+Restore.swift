@@ -1,0 +1,247 @@
+import Foundation
+import SQLCipherFormat
+
+extension ContinuousBackup {
+    /// Which commit a restore rebuilds.
+    public enum RestoreTarget: Sendable, Equatable {
+        /// The last commit the backup holds whole.
+        case latest
+        /// The commit with this number (``ShippedCommit/commit``).
+        case commit(UInt64)
+        /// The last commit shipped at or before this time.
+        case time(Date)
+    }
+
+    /// What a restore rebuilt.
+    public struct RestoredCommit: Sendable, Equatable {
+        /// The commit's number.
+        public let commit: UInt64
+        /// When it was shipped.
+        public let time: Date
+        /// For ``RestoreTarget/latest``: what kept a later commit from being
+        /// restored (a record missing or damaged, named), or nil.
+        public let problem: String?
+    }
+
+    /// Rebuilds the database as of `target` from the backup in `storage`, at
+    /// `path`, with the routines' guarantees (written beside `path`, checked,
+    /// then renamed into place: killed at any instant, `path` holds what it
+    /// held before or the whole restored database).
+    ///
+    /// Every record used is authenticated (its header's MAC under a key
+    /// derived from `key`, its content's hash, its place in the chain of
+    /// records), every frame's checksum continues the log's chain, and the
+    /// file is checked page by page (each page's HMAC) and by SQLite before it
+    /// is put in place. A record missing or damaged ends what can be restored
+    /// from the snapshot before it: ``RestoreTarget/latest`` then restores the
+    /// last commit before it and names it in ``RestoredCommit/problem``.
+    ///
+    /// Not detected: a destination rolled back whole to an older state of the
+    /// backup (its last records removed, every earlier one intact) looks like
+    /// a backup that was stopped then.
+    ///
+    /// - parameter key: the database's key; a passphrase is derived with the
+    ///   snapshot's salt and `cipher` (then the other standard format).
+    /// - throws: ``BackupError/noBackup(location:)``, ``BackupError/wrongKey(location:)``,
+    ///   ``BackupError/noSuchCommit(requested:available:)``, ``BackupError/damaged(location:reason:)``
+    ///   (no commit before the damage either), ``BackupError/storageFailed(location:reason:)``;
+    ///   ``DatabaseError/destinationExists(path:)`` without `options.replaceExisting`,
+    ///   ``DatabaseError/diskFull(path:)``, ``DatabaseError/verificationFailed(path:reason:)``,
+    ///   ``DatabaseError/cancelled``.
+    @discardableResult
+    public static func restore(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
+                               target: RestoreTarget = .latest, options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
+        let catalog = try BackupCatalog(storage)
+        guard let newest = catalog.snapshots.last else { throw BackupError.noBackup(location: storage.location) }
+        let (authenticator, settings) = try authenticate(storage, snapshot: newest, key: key, cipher: cipher)
+        let history = try BackupHistory(storage, catalog: catalog, authenticator: authenticator)
+        let plan = try history.plan(target, location: storage.location)
+
+        let pageSize = Int(plan.snapshot.first!.pageSize)
+        var restored: UInt64 = 0
+        try DatabaseEncryption.replaceFile(at: path, options: options, write: { newFile in
+            let fd = open(newFile, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw DatabaseError.cannotOpen(path: newFile, reason: String(cString: strerror(errno))) }
+            defer { close(fd) }
+            var writer = PageWriter(fd: fd, path: path, pageSize: pageSize)
+            for part in plan.snapshot {
+                try writer.append(try history.payload(of: part))
+            }
+            try writer.truncate(pages: plan.snapshot.last!.databasePages)
+            restored = plan.snapshot.last!.commit
+            var position = LogPosition(plan.snapshot.last!)
+            for record in plan.frames {
+                if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+                try position.requireContinued(by: record, location: storage.location)
+                let payload = try history.payload(of: record)
+                restored = try writer.apply(payload, of: record, position: &position, until: plan.commit, location: storage.location)
+                if restored == plan.commit { break }
+            }
+            guard restored == plan.commit else {
+                throw BackupError.damaged(location: storage.location, reason: "commit \(plan.commit) is not in the records that should hold it")
+            }
+        }, check: { newFile in
+            defer { for suffix in ["-wal", "-shm"] { unlink(newFile + suffix) } }
+            try checkRestored(newFile, key: key, settings: settings, source: storage.location)
+        })
+        return RestoredCommit(commit: plan.commit, time: plan.time, problem: plan.problem)
+    }
+
+    /// The authenticator of the backup: `key` with the snapshot's salt,
+    /// under `cipher`, else the other standard format; and the settings that worked.
+    private static func authenticate(_ storage: any BackupStorage, snapshot: BackupCatalog.Snapshot, key: DatabaseKey,
+                                     cipher: CipherSettings) throws -> (BackupAuthenticator, CipherSettings) {
+        guard let entry = try BackupCatalog(storage).entries.first(where: { $0.number == snapshot.firstNumber }) else {
+            throw BackupError.noBackup(location: storage.location)
+        }
+        let object = try storage.get(entry.name)
+        let salt = cipher.plaintextHeaderSize > 0 ? key.salt ?? cipher.salt ?? [] : [UInt8](object.dropFirst(BackupRecord.headerSize).prefix(16))
+        var candidates = [cipher]
+        if cipher == .sqlcipher4 || cipher == .sqlcipher3 { candidates.append(CipherSettings(cipher.format.other)) }
+        for settings in candidates {
+            let authenticator = try BackupAuthenticator(databaseKey: key, salt: salt, settings: settings)
+            if (try? BackupRecord.open(object, named: entry.name, with: authenticator)) != nil { return (authenticator, settings) }
+        }
+        throw BackupError.wrongKey(location: storage.location)
+    }
+
+    /// Checks the restored file: every page's HMAC, with DBCrypt's page reader; then SQLite's quick check.
+    private static func checkRestored(_ path: String, key: DatabaseKey, settings: CipherSettings, source: String) throws {
+        let report = try EncryptedDatabaseFile(path: path, key: key, settings: settings).verify()
+        guard report.isIntact else {
+            throw DatabaseError.verificationFailed(
+                path: source, reason: "the restored file has pages that do not authenticate: \(report.damage.prefix(3).map(\.description).joined(separator: "; "))")
+        }
+        var options = Database.Options()
+        options.cipher = settings
+        options.create = false
+        options.tryOtherFormat = false
+        let db = try Database(path: path, key: key, options: options)
+        defer { db.close() }
+        let problems = try db.integrityProblems(quick: true)
+        guard problems.isEmpty else {
+            throw DatabaseError.verificationFailed(path: source, reason: "the restored file fails SQLite's check: \(problems.prefix(3).joined(separator: "; "))")
+        }
+    }
+}
+
+/// Where the log stands after the records applied so far: its generation,
+/// the next frame, and the chain's checksum there.
+private struct LogPosition {
+    var checkpointSequence: UInt32
+    var salts: [UInt8]
+    var nextFrame: UInt32
+    var seed: (UInt32, UInt32)
+
+    init(_ record: BackupRecord) {
+        checkpointSequence = record.checkpointSequence
+        salts = record.salts
+        nextFrame = record.firstFrame
+        seed = record.seed
+    }
+
+    /// A frames record continues the log where it stands, or starts the next run of the log at its first frame.
+    func requireContinued(by record: BackupRecord, location: String) throws {
+        let sameLog = record.checkpointSequence == checkpointSequence && record.salts == salts
+        guard sameLog ? record.firstFrame == nextFrame && record.seed == seed : record.firstFrame == 0 else {
+            throw BackupError.damaged(location: location, reason: "record \(record.number) does not continue the log where the record before it left it")
+        }
+    }
+}
+
+/// Writes pages into the restored file.
+private struct PageWriter {
+    let fd: Int32
+    let path: String
+    let pageSize: Int
+    var offset: Int64 = 0
+
+    mutating func append(_ data: Data) throws {
+        try write(data, at: offset)
+        offset += Int64(data.count)
+    }
+
+    func truncate(pages: UInt32) throws {
+        guard ftruncate(fd, off_t(pages) * off_t(pageSize)) == 0 else { throw failure() }
+    }
+
+    /// Applies the frames of `record` (its payload) in order, checking each
+    /// frame's salts and checksum; returns the last commit applied, stopping
+    /// at `target`.
+    func apply(_ payload: Data, of record: BackupRecord, position: inout LogPosition, until target: UInt64, location: String) throws -> UInt64 {
+        let frameSize = BackupRecord.frameHeaderSize + pageSize
+        guard payload.count == Int(record.frameCount) * frameSize else {
+            throw BackupError.damaged(location: location, reason: "record \(record.number) holds \(payload.count) bytes, not \(record.frameCount) frames")
+        }
+        guard record.commit > 0 else {
+            throw BackupError.damaged(location: location, reason: "record \(record.number) numbers its first commit 0, which only a snapshot holds")
+        }
+        var commit = record.commit
+        var applied = record.commit - 1
+        var seed = record.seed
+        for index in 0..<Int(record.frameCount) {
+            let start = index * frameSize
+            let frame = payload[payload.startIndex + start..<payload.startIndex + start + frameSize]
+            let bytes = [UInt8](frame)
+            let sum = WriteAheadLogChecksum.of(bytes[24...], bigEndian: record.bigEndianChecksums,
+                                               seed: WriteAheadLogChecksum.of(bytes[0..<8], bigEndian: record.bigEndianChecksums, seed: seed))
+            guard Array(bytes[8..<16]) == record.salts,
+                  sum == (WriteAheadLogChecksum.word(bytes, 16, bigEndian: true), WriteAheadLogChecksum.word(bytes, 20, bigEndian: true)) else {
+                throw BackupError.damaged(location: location, reason: "frame \(Int(record.firstFrame) + index) of record \(record.number) fails its checksum")
+            }
+            seed = sum
+            let page = WriteAheadLogChecksum.word(bytes, 0, bigEndian: true)
+            try write(Data(bytes[24...]), at: Int64(page - 1) * Int64(pageSize))
+            let commitSize = WriteAheadLogChecksum.word(bytes, 4, bigEndian: true)
+            if commitSize != 0 {
+                applied = commit
+                if commit == target {
+                    try truncate(pages: commitSize)
+                    return applied
+                }
+                commit += 1
+            }
+        }
+        position = LogPosition(checkpointSequence: record.checkpointSequence, salts: record.salts,
+                               nextFrame: record.firstFrame + record.frameCount, seed: seed)
+        if let last = lastCommitSize(payload, frameSize: frameSize) { try truncate(pages: last) }
+        return applied
+    }
+
+    private func lastCommitSize(_ payload: Data, frameSize: Int) -> UInt32? {
+        guard payload.count >= frameSize else { return nil }
+        let start = payload.startIndex + payload.count - frameSize
+        let size = WriteAheadLogChecksum.word([UInt8](payload[start..<start + 8]), 4, bigEndian: true)
+        return size == 0 ? nil : size
+    }
+
+    private func write(_ data: Data, at offset: Int64) throws {
+        try data.withUnsafeBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw failure()
+                }
+                done += n
+            }
+        }
+    }
+
+    private func failure() -> DatabaseError {
+        let code = errno
+        if code == ENOSPC || code == EDQUOT { return .diskFull(path: path) }
+        if code == EFBIG { return .fileSizeLimit(path: path) }
+        return .cannotOpen(path: path, reason: String(cString: strerror(code)))
+    }
+}
+
+extension LogPosition {
+    init(checkpointSequence: UInt32, salts: [UInt8], nextFrame: UInt32, seed: (UInt32, UInt32)) {
+        self.checkpointSequence = checkpointSequence
+        self.salts = salts
+        self.nextFrame = nextFrame
+        self.seed = seed
+    }
+}

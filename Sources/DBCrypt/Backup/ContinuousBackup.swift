@@ -1,0 +1,444 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Ships every commit of an encrypted database in WAL mode to a
+/// ``BackupStorage``, while apps use it: the WAL's frames as SQLite wrote
+/// them (pages already encrypted and authenticated by SQLCipher), and a full
+/// snapshot now and then. The destination never holds a key or a plaintext
+/// byte; ``restore(from:to:key:cipher:target:options:)`` rebuilds the
+/// database as of any commit shipped.
+///
+/// ```swift
+/// var configuration = DatabasePool.Configuration()
+/// configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: "/mnt/backup/notes"))
+/// let pool = try DatabasePool(path: "notes.db", key: key, configuration: configuration)
+/// ```
+///
+/// How no commit is lost before it is shipped: SQLite overwrites the WAL
+/// only after a checkpoint copied all of it into the database file, and a
+/// checkpoint copies no frame past the oldest read transaction under way.
+/// The backup always holds a read transaction that began before the frames
+/// it has not shipped yet were committed; each round it begins a second
+/// one, ships every committed frame, and only then ends the first. So every
+/// checkpoint, of any connection in any process, leaves unshipped frames in
+/// the log. While the destination cannot be written, the first read stays,
+/// and the WAL grows instead of losing frames.
+///
+/// A round runs every ``Options/interval`` (and on ``shipNow()``): it ships
+/// the frames committed since the last round as one record, and when
+/// ``Options/snapshotInterval`` has passed since the last snapshot, a new
+/// snapshot (the database file with the log's frames applied, as of the last
+/// commit shipped). Records before the newest snapshot older than
+/// ``Options/retention`` are deleted.
+///
+/// Started again on a destination that holds a backup of this database, it
+/// continues it when the WAL is the one it last shipped from; otherwise (the
+/// database was checkpointed and closed meanwhile, by this app or another)
+/// it begins with a new snapshot: the commits made while no backup ran are
+/// not in the backup.
+public final class ContinuousBackup: @unchecked Sendable {
+    // @unchecked: the mutable state is used on `queue` only; `shipped` behind its mutex.
+
+    /// How often and how much a continuous backup ships and keeps.
+    public struct Options: Sendable {
+        /// How often committed frames are shipped. Default: 1 second.
+        public var interval: Duration = .seconds(1)
+        /// How often a full snapshot is taken. Default: 1 hour.
+        public var snapshotInterval: Duration = .seconds(3600)
+        /// How far back a restore can go: records older than the newest
+        /// snapshot older than this are deleted. Default: 7 days.
+        public var retention: Duration = .seconds(7 * 86400)
+        /// Called on the backup's thread after each round that shipped
+        /// something, with the last commit shipped.
+        public var shipped: (@Sendable (ShippedCommit) -> Void)?
+        /// Called on the backup's thread when a timed round fails (the
+        /// destination is full or cannot be reached); the next round tries
+        /// again, and nothing is lost meanwhile.
+        public var failed: (@Sendable (Error) -> Void)?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// A continuous backup to `storage` with `options`, for a pool to run.
+    public struct Configuration: Sendable {
+        /// Where the records go.
+        public var storage: any BackupStorage
+        /// How often, and how much is kept.
+        public var options: Options
+
+        /// A backup to `storage`.
+        public init(storage: any BackupStorage, options: Options = Options()) {
+            self.storage = storage
+            self.options = options
+        }
+    }
+
+    /// A commit the backup has shipped: its number in the backup (from 0,
+    /// the state the backup began with) and when it was shipped.
+    public struct ShippedCommit: Sendable, Equatable {
+        /// The commit's number.
+        public let commit: UInt64
+        /// When its record was written.
+        public let time: Date
+    }
+
+    /// The database's path.
+    public let path: String
+    private let storage: any BackupStorage
+    private let options: Options
+    private let queue = DispatchQueue(label: "DBCrypt.ContinuousBackup")
+    private var timer: DispatchSourceTimer?
+    private let shippedCommit = Mutex<ShippedCommit?>(nil)
+    private let stopped = Mutex(false)
+
+    // Used on `queue` only.
+    private var held: Database
+    private var next: Database
+    private let authenticator: BackupAuthenticator
+    private var state: ShippingState
+    private var lastSnapshot: Date?
+    private var pageSize: Int
+
+    /// Where the next record continues the backup.
+    private struct ShippingState {
+        var nextNumber: UInt64 = 1
+        var previousMAC = [UInt8](repeating: 0, count: 32)
+        /// The next commit's number.
+        var nextCommit: UInt64 = 0
+        var generation: CommittedFrames.Generation?
+        var nextFrame = 0
+        var seed: (UInt32, UInt32) = (0, 0)
+        /// Whether the backup holds a complete snapshot it can continue from.
+        var needsSnapshot = true
+    }
+
+    /// Starts backing up the encrypted database at `path` to `storage`:
+    /// opens two connections with `key`, continues the backup found there or
+    /// takes a first snapshot, and ships every `options.interval` until
+    /// ``stop()``.
+    ///
+    /// - parameter key: the database's key (a passphrase is derived once).
+    /// - parameter cipher: its settings, when not a standard format.
+    /// - throws: ``DatabaseError/misuse(reason:)`` for a plaintext database
+    ///   or one not in WAL mode; ``BackupError/wrongKey(location:)`` when the
+    ///   destination holds another database's backup; the errors of
+    ///   ``Database/init(path:key:options:)`` and of the first round.
+    public convenience init(path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4, storage: any BackupStorage,
+                            options: Options = Options()) throws {
+        var opening = Database.Options()
+        opening.cipher = cipher
+        try self.init(path: path, openingKey: key, openingOptions: opening, storage: storage, options: options)
+    }
+
+    /// As the public initializer, with the options of the app's connections (a pool's readers).
+    init(path: String, openingKey: DatabaseKey, openingOptions: Database.Options, storage: any BackupStorage, options: Options) throws {
+        var holding = openingOptions
+        holding.readOnly = false
+        holding.queryOnly = true
+        holding.create = false
+        holding.journalMode = .default
+        holding.trace = nil
+        let first = try Database(path: path, key: openingKey, options: holding)
+        guard let cipher = first.cipher, let key = first.keyForOtherConnections else {
+            throw DatabaseError.misuse(reason: "a continuous backup ships encrypted pages: \(path) is not encrypted; use backup(to:) or migrate it first")
+        }
+        guard try first.fetchScalar(String.self, "PRAGMA main.journal_mode")?.lowercased() == "wal" else {
+            throw DatabaseError.misuse(reason: "a continuous backup ships the WAL's frames: open \(path) with a DatabasePool, or set journalMode = .wal")
+        }
+        holding.cipher = cipher
+        holding.tryOtherFormat = false
+        let second = try Database(path: path, key: key, options: holding)
+        guard let salt = cipher.fileSalt(path, key: key) else {
+            throw DatabaseError.damaged(path: path, reason: "its salt cannot be read")
+        }
+        self.path = path
+        self.storage = storage
+        self.options = options
+        held = first
+        next = second
+        pageSize = cipher.effectivePageSize
+        authenticator = try BackupAuthenticator(databaseKey: key, salt: salt, settings: cipher)
+        state = ShippingState()
+        try queue.sync {
+            try Self.beginRead(held)
+            try resume()
+            try round()
+        }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let nanoseconds = max(1_000_000, Int(options.interval.components.seconds * 1_000_000_000 + options.interval.components.attoseconds / 1_000_000_000))
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            do { try self.round() } catch { self.options.failed?(error) }
+        }
+        timer.resume()
+        self.timer = timer
+    }
+
+    deinit {
+        timer?.cancel()
+    }
+
+    /// The last commit shipped, or nil before the first snapshot.
+    public var lastShipped: ShippedCommit? { shippedCommit.withLock { $0 } }
+
+    /// Ships what is committed now and waits for it.
+    ///
+    /// - throws: ``BackupError``, or ``DatabaseError/connectionClosed`` after ``stop()``.
+    @discardableResult
+    public func shipNow() throws -> ShippedCommit? {
+        try queue.sync {
+            guard !stopped.withLock({ $0 }) else { throw DatabaseError.connectionClosed }
+            try round()
+            return lastShipped
+        }
+    }
+
+    /// Ships what is committed, then stops and closes its connections.
+    /// Stopping twice does nothing.
+    ///
+    /// - throws: ``BackupError`` when the last round fails: its frames are
+    ///   then not in the backup (the database still has them).
+    public func stop() throws {
+        timer?.cancel()
+        try queue.sync {
+            guard !stopped.withLock({ $0 }) else { return }
+            defer {
+                stopped.withLock { $0 = true }
+                held.closeWithoutCheckpoint()
+                next.closeWithoutCheckpoint()
+            }
+            try round()
+        }
+    }
+
+    // MARK: - Rounds
+
+    /// Ships the frames committed since the last round, then a snapshot when
+    /// one is due, then prunes. On failure the read that protects the
+    /// unshipped frames stays.
+    private func round() throws {
+        guard !stopped.withLock({ $0 }) else { return }
+        try Self.beginRead(next)
+        do {
+            try shipFrames()
+            if state.needsSnapshot || lastSnapshot.map({ Date().timeIntervalSince($0) >= seconds(options.snapshotInterval) }) ?? true {
+                try snapshot()
+                try prune()
+            }
+        } catch {
+            Self.endRead(next)
+            throw error
+        }
+        Self.endRead(held)
+        swap(&held, &next)
+    }
+
+    private func shipFrames() throws {
+        let wal = path + "-wal"
+        guard let generation = try CommittedFrames.generation(of: wal) else { return }
+        if generation != state.generation {
+            // With a read always held, the log starts over only once every
+            // frame of the one before was checkpointed, and so shipped.
+            state.generation = generation
+            state.nextFrame = 0
+            state.seed = generation.headerChecksum
+        }
+        pageSize = generation.pageSize
+        guard !state.needsSnapshot else { return }
+        let frames = try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed)
+        guard !frames.commits.isEmpty else { return }
+        var record = BackupRecord(number: state.nextNumber, kind: .frames, pageSize: UInt32(pageSize), time: Self.now(),
+                                  commit: state.nextCommit, databasePages: frames.commits.last!.databasePages, previousMAC: state.previousMAC)
+        record.bigEndianChecksums = generation.bigEndianChecksums
+        record.commitCount = UInt32(frames.commits.count)
+        record.checkpointSequence = generation.checkpointSequence
+        record.salts = generation.salts
+        record.firstFrame = UInt32(frames.firstFrame)
+        record.frameCount = UInt32(frames.frameCount)
+        record.seed = frames.seed
+        try put(&record, payload: frames.bytes)
+        state.nextFrame += frames.frameCount
+        state.seed = frames.end
+        state.nextCommit += UInt64(frames.commits.count)
+        shippedCommit.withLock { $0 = ShippedCommit(commit: record.lastCommit, time: Date(timeIntervalSince1970: Double(record.time) / 1000)) }
+        options.shipped?(lastShipped!)
+    }
+
+    /// Writes the database as of the last commit shipped: the file's pages
+    /// with the log's frames up to there applied (read while the read held
+    /// keeps any checkpoint from copying past them), in parts.
+    private func snapshot() throws {
+        let wal = path + "-wal"
+        var overlay: [UInt32: Int] = [:]
+        var logged = Data()
+        // Where the log stands after the snapshot: a first snapshot takes in the frames not shipped yet.
+        var position = (frame: state.nextFrame, seed: state.seed)
+        var pages: UInt32
+        let file: FileReader
+        do { file = try FileReader(path: path) } catch {
+            throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
+        }
+        pageSize = max(pageSize, 512)
+        pages = UInt32(file.size / Int64(pageSize))
+        if let generation = state.generation, state.nextFrame > 0 || state.needsSnapshot {
+            let frames = try CommittedFrames.read(wal, generation: generation, from: 0, seed: generation.headerChecksum)
+            // A first snapshot takes every committed frame; later ones those shipped.
+            let count = state.needsSnapshot ? frames.frameCount : state.nextFrame
+            guard frames.frameCount >= count else { return }   // the log started over meanwhile: next round
+            let frameSize = BackupRecord.frameHeaderSize + pageSize
+            logged = frames.bytes.prefix(count * frameSize)
+            for index in 0..<count {
+                let start = index * frameSize
+                let pageNumber = logged.withUnsafeBytes { WriteAheadLogChecksum.word($0, start, bigEndian: true) }
+                overlay[pageNumber] = start + BackupRecord.frameHeaderSize
+            }
+            if let last = frames.commits.last(where: { $0.frame < count }) { pages = last.databasePages }
+            if state.needsSnapshot {
+                position = (count, count == frames.frameCount ? frames.end : Self.chain(logged, generation: generation, count: count))
+            }
+        }
+        let startsOver = state.needsSnapshot
+        let commit = startsOver ? state.nextCommit : state.nextCommit - 1
+        let partPages = max(1, (16 << 20) / pageSize)
+        var partIndex: UInt32 = 0
+        var firstPage: UInt32 = 1
+        let time = Self.now()
+        repeat {
+            let last = min(pages, firstPage + UInt32(partPages) - 1)
+            var payload = Data(count: Int(last >= firstPage ? last - firstPage + 1 : 0) * pageSize)
+            try payload.withUnsafeMutableBytes { buffer in
+                for page in firstPage...max(firstPage, last) where page <= last {
+                    let at = Int(page - firstPage) * pageSize
+                    let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + pageSize])
+                    if let offset = overlay[page] {
+                        logged.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
+                    } else {
+                        let got: Int
+                        do { got = try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) } catch {
+                            throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
+                        }
+                        guard got == pageSize else {
+                            throw BackupError.storageFailed(location: path, reason: "page \(page) was cut short while it was read")
+                        }
+                    }
+                }
+            }
+            var record = BackupRecord(number: state.nextNumber, kind: .snapshot, pageSize: UInt32(pageSize), time: time, commit: commit,
+                                      databasePages: pages, previousMAC: state.previousMAC)
+            record.partIndex = partIndex
+            record.isLastPart = last >= pages
+            record.startsOver = startsOver
+            if let generation = state.generation {
+                record.bigEndianChecksums = generation.bigEndianChecksums
+                record.checkpointSequence = generation.checkpointSequence
+                record.salts = generation.salts
+            }
+            record.firstFrame = UInt32(position.frame)
+            record.seed = position.seed
+            try put(&record, payload: payload)
+            partIndex += 1
+            firstPage = last + 1
+        } while firstPage <= pages
+        (state.nextFrame, state.seed) = position
+        if startsOver { state.nextCommit += 1 }
+        state.needsSnapshot = false
+        lastSnapshot = Date()
+        shippedCommit.withLock { $0 = ShippedCommit(commit: commit, time: Date(timeIntervalSince1970: Double(time) / 1000)) }
+        options.shipped?(lastShipped!)
+    }
+
+    /// Deletes the records a restore within the retention no longer needs:
+    /// those before the newest complete snapshot older than the retention.
+    private func prune() throws {
+        let cutoff = Self.now() - UInt64(seconds(options.retention) * 1000)
+        let catalog = try BackupCatalog(storage)
+        guard let keep = catalog.snapshots.last(where: { $0.time <= cutoff && $0.isComplete }) else { return }
+        for entry in catalog.entries where entry.number < keep.firstNumber {
+            try storage.delete(entry.name)
+        }
+    }
+
+    // MARK: - Resuming
+
+    /// Continues the backup found at the destination: after its last
+    /// record, and from where it left the log when that is still this
+    /// database's log; otherwise a new snapshot comes first.
+    ///
+    /// - throws: ``BackupError/wrongKey(location:)`` when the last record
+    ///   does not authenticate: another database's backup is there.
+    private func resume() throws {
+        let catalog = try BackupCatalog(storage)
+        guard let lastEntry = catalog.entries.last else { return }
+        state.nextNumber = lastEntry.number + 1
+        let last: BackupRecord, payload: Data
+        do {
+            (last, payload) = try BackupRecord.open(try storage.get(lastEntry.name), named: lastEntry.name, with: authenticator)
+        } catch BackupRecord.Problem.notAuthentic {
+            throw BackupError.wrongKey(location: storage.location)
+        } catch is BackupRecord.Problem {
+            return   // damaged: the chain breaks there, and a new snapshot follows
+        }
+        state.previousMAC = last.mac
+        state.nextCommit = last.lastCommit + 1
+        lastSnapshot = catalog.snapshots.last(where: \.isComplete).map { Date(timeIntervalSince1970: Double($0.time) / 1000) }
+        guard last.kind == .frames || last.isLastPart, let generation = try CommittedFrames.generation(of: path + "-wal"),
+              generation.checkpointSequence == last.checkpointSequence, generation.salts == last.salts else { return }
+        let (endFrame, endSeed): (Int, (UInt32, UInt32))
+        if last.kind == .frames {
+            endFrame = Int(last.firstFrame + last.frameCount)
+            endSeed = Self.chain(payload, generation: generation, count: Int(last.frameCount), seed: last.seed)
+        } else {
+            endFrame = Int(last.firstFrame)
+            endSeed = last.seed
+        }
+        // The log still holds those frames, unchanged, when its chain reaches the same checksum there.
+        let frames = try CommittedFrames.read(path + "-wal", generation: generation, from: 0, seed: generation.headerChecksum)
+        guard frames.frameCount >= endFrame,
+              Self.chain(frames.bytes, generation: generation, count: endFrame) == endSeed else { return }
+        state.generation = generation
+        state.nextFrame = endFrame
+        state.seed = endSeed
+        state.needsSnapshot = false
+    }
+
+    // MARK: - Helpers
+
+    private func put(_ record: inout BackupRecord, payload: Data) throws {
+        let object = try record.seal(payload: payload, with: authenticator)
+        try storage.put(record.name, object)
+        state.nextNumber += 1
+        state.previousMAC = record.mac
+    }
+
+    /// The log's running checksum after the first `count` frames of `bytes`, from `seed` (the header's by default).
+    static func chain(_ bytes: Data, generation: CommittedFrames.Generation, count: Int, seed: (UInt32, UInt32)? = nil) -> (UInt32, UInt32) {
+        let frameSize = BackupRecord.frameHeaderSize + generation.pageSize
+        var sum = seed ?? generation.headerChecksum
+        bytes.withUnsafeBytes { bytes in
+            for index in 0..<min(count, bytes.count / frameSize) {
+                let start = index * frameSize
+                sum = WriteAheadLogChecksum.of(bytes[start + 24..<start + frameSize], bigEndian: generation.bigEndianChecksums,
+                                               seed: WriteAheadLogChecksum.of(bytes[start..<start + 8], bigEndian: generation.bigEndianChecksums, seed: sum))
+            }
+        }
+        return sum
+    }
+
+    private static func beginRead(_ db: Database) throws {
+        try db.connection.run("BEGIN DEFERRED")
+        _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
+    }
+
+    private static func endRead(_ db: Database) {
+        if db.isInsideTransaction { try? db.connection.run("COMMIT") }
+    }
+
+    private static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,326 @@
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+@testable import DBCrypt
+
+/// Continuous backup: every commit shipped, any one restored; what the
+/// destination holds and what a restore detects there.
+final class ContinuousBackupTests: XCTestCase {
+    let key = DatabaseKey.passphrase("continuous backup test key")
+    static let marker = "plaintext-marker-7f3a"
+
+    // MARK: - Every commit, restored
+
+    func testRestoresEveryShippedCommit() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (pool, storage) = try makePool(dir)
+        var shipped: [(commit: UInt64, rows: Int)] = []
+        for i in 1...6 {
+            try insert(pool, count: i == 3 ? 3 : 1)
+            let rows = try count(pool)
+            shipped.append((try XCTUnwrap(try pool.continuousBackup?.shipNow()).commit, rows))
+        }
+        XCTAssertEqual(Set(shipped.map(\.commit)).count, shipped.count, "a round shipped nothing")
+        for (commit, rows) in shipped {
+            let restored = dir.appendingPathComponent("restored-\(commit).db").path
+            let result = try ContinuousBackup.restore(from: storage, to: restored, key: key, target: .commit(commit))
+            XCTAssertEqual(result.commit, commit)
+            XCTAssertNil(result.problem)
+            try checkRestored(restored, rows: rows)
+        }
+        let latest = dir.appendingPathComponent("latest.db").path
+        let result = try ContinuousBackup.restore(from: storage, to: latest, key: key)
+        XCTAssertEqual(result.commit, shipped.last!.commit)
+        try checkRestored(latest, rows: shipped.last!.rows)
+
+        let byTime = dir.appendingPathComponent("by-time.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: byTime, key: key, target: .time(result.time)).commit, result.commit)
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
+                                                          target: .commit(999))) { error in
+            guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
+        }
+        try pool.close()
+    }
+
+    /// Frames shipped across the WAL starting over (a checkpoint copied it
+    /// all, and the next write began it again) and across a new snapshot.
+    func testCommitsAcrossWALRestartsAndSnapshots() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var options = ContinuousBackup.Options()
+        options.interval = .seconds(3600)
+        options.snapshotInterval = .milliseconds(1)
+        let (pool, storage) = try makePool(dir, options: options)
+        var restarts = 0
+        var last = try walCheckpointSequence(pool.path)
+        for _ in 0..<8 {
+            try insert(pool, count: 50)
+            try pool.continuousBackup?.shipNow()
+            _ = try pool.checkpoint(.passive)
+            try pool.continuousBackup?.shipNow()
+            let sequence = try walCheckpointSequence(pool.path)
+            if sequence != last { restarts += 1 }
+            last = sequence
+        }
+        try insert(pool, count: 1)
+        let final = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        XCTAssertGreaterThan(restarts, 0, "the WAL never started over: the test proves little")
+        XCTAssertGreaterThan(try BackupCatalog(storage).snapshots.count, 2)
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
+        try checkRestored(restored, rows: try count(pool))
+        try pool.close()
+    }
+
+    /// Closing the pool ships the last commits; a pool opened again on the
+    /// same destination continues the backup, and after commits no backup
+    /// saw (another connection's, with the WAL checkpointed away), starts
+    /// over with a snapshot: every earlier commit can still be restored.
+    func testContinuesAfterReopeningAndStartsOverAfterUnseenCommits() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var (pool, storage) = try makePool(dir)
+        try insert(pool, count: 5)
+        try pool.close()
+        let afterClose = try XCTUnwrap(try lastCommit(storage))
+
+        let plain = try Database(path: pool.path, key: key)
+        try plain.execute("INSERT INTO item(body) VALUES ('unseen')")
+        plain.close()
+        (pool, storage) = try makePool(dir)
+        try insert(pool, count: 2)
+        let end = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        try pool.close()
+
+        let early = dir.appendingPathComponent("early.db").path
+        try ContinuousBackup.restore(from: storage, to: early, key: key, target: .commit(afterClose))
+        try checkRestored(early, rows: 5)
+        let latest = dir.appendingPathComponent("latest.db").path
+        XCTAssertGreaterThanOrEqual(try ContinuousBackup.restore(from: storage, to: latest, key: key).commit, end.commit)
+        try checkRestored(latest, rows: 8)
+    }
+
+    /// Timed rounds ship without being asked.
+    func testShipsOnItsOwnEveryInterval() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let rounds = Mutex<[UInt64]>([])
+        var options = ContinuousBackup.Options()
+        options.interval = .milliseconds(20)
+        options.shipped = { commit in rounds.withLock { $0.append(commit.commit) } }
+        let (pool, storage) = try makePool(dir, options: options)
+        try insert(pool, count: 1)
+        let deadline = Date().addingTimeInterval(10)
+        while (rounds.withLock { $0.last } ?? 0) < 1 && Date() < deadline { usleep(10_000) }
+        XCTAssertGreaterThanOrEqual(rounds.withLock { $0.last } ?? 0, 1)
+        let restored = dir.appendingPathComponent("restored.db").path
+        try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        try checkRestored(restored, rows: 1)
+        try pool.close()
+    }
+
+    // MARK: - What the destination holds
+
+    /// No file at the destination holds a row's text, the passphrase, or the
+    /// key derived from it.
+    func testTheDestinationHoldsNoKeyAndNoPlaintext() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (pool, storage) = try makePool(dir)
+        try insert(pool, count: 200)
+        try pool.continuousBackup?.shipNow()
+        try pool.close()
+        let derived = try XCTUnwrap(try Database(path: pool.path, key: key).keyForOtherConnections)
+        var needles = [Data(Self.marker.utf8), Data("continuous backup test key".utf8)]
+        derived.withSQLCipherKeyBytes { needles.append(Data($0)) }
+        let raw = try derived.encryptionKey(salt: [], hash: .sha512, iterations: 1)
+        raw.withUnsafeBytes { needles.append(Data($0)) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: storage.path)
+        XCTAssertGreaterThan(names.count, 1)
+        for name in names {
+            let data = try Data(contentsOf: URL(fileURLWithPath: storage.path).appendingPathComponent(name))
+            for needle in needles { XCTAssertNil(data.range(of: needle), "\(name) holds a secret or a row") }
+        }
+        // The control: the marker is findable where it is in the clear.
+        let plain = dir.appendingPathComponent("plain.db").path
+        try DatabaseEncryption.decrypt(pool.path, key: key, to: plain)
+        XCTAssertNotNil(try Data(contentsOf: URL(fileURLWithPath: plain)).range(of: Data(Self.marker.utf8)))
+    }
+
+    // MARK: - What a restore detects
+
+    func testAMissingRecordIsNamedAndTheCommitBeforeItRestored() throws {
+        let (storage, dir, commits) = try makeBackup()
+        let frames = try BackupCatalog(storage).entries.filter { $0.kind == .frames }
+        let removed = frames[2]
+        try storage.delete(removed.name)
+        let restored = dir.appendingPathComponent("restored.db").path
+        let result = try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        XCTAssertEqual(result.problem, "record \(removed.number) is missing")
+        XCTAssertLessThan(result.commit, commits.last!.commit)
+        try checkRestored(restored, rows: commits.first { $0.commit == result.commit }!.rows)
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
+                                                          target: .commit(commits.last!.commit))) { error in
+            guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testReorderedReplayedAndCutShortRecordsAreDetected() throws {
+        let cases: [(String, (DirectoryBackupStorage, [BackupCatalog.Entry]) throws -> Void, String)] = [
+            ("swapped", { storage, frames in
+                let a = try storage.get(frames[1].name), b = try storage.get(frames[2].name)
+                try storage.put(frames[1].name, b)
+                try storage.put(frames[2].name, a)
+            }, "not the one its name says"),
+            ("replayed", { storage, frames in
+                try storage.put(frames[2].name, try storage.get(frames[1].name))
+            }, "not the one its name says"),
+            ("cut short", { storage, frames in
+                try storage.put(frames[2].name, try storage.get(frames[2].name).dropLast(100))
+            }, "cut short or changed"),
+            ("changed", { storage, frames in
+                var data = try storage.get(frames[2].name)
+                data[data.count - 10] ^= 1
+                try storage.put(frames[2].name, data)
+            }, "cut short or changed"),
+            ("header changed", { storage, frames in
+                var data = try storage.get(frames[2].name)
+                data[33] ^= 1
+                try storage.put(frames[2].name, data)
+            }, "header does not authenticate"),
+        ]
+        for (label, damage, says) in cases {
+            let (storage, dir, commits) = try makeBackup()
+            let frames = try BackupCatalog(storage).entries.filter { $0.kind == .frames }
+            try damage(storage, frames)
+            let restored = dir.appendingPathComponent("restored.db").path
+            let result = try ContinuousBackup.restore(from: storage, to: restored, key: key)
+            XCTAssertTrue(result.problem?.contains(says) == true, "\(label): \(result.problem ?? "no problem found")")
+            XCTAssertTrue(result.problem?.contains("record \(frames[label == "swapped" ? 1 : 2].number)") == true, "\(label): \(result.problem ?? "")")
+            XCTAssertLessThan(result.commit, commits.last!.commit, label)
+            try checkRestored(restored, rows: commits.first { $0.commit == result.commit }!.rows)
+        }
+    }
+
+    func testWrongKeyAndNoBackupAreTheirOwnErrors() throws {
+        let (storage, dir, _) = try makeBackup()
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: restored, key: .passphrase("not the key"))) { error in
+            XCTAssertEqual(error as? BackupError, .wrongKey(location: storage.path))
+        }
+        let empty = try DirectoryBackupStorage(path: dir.appendingPathComponent("empty").path)
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: empty, to: restored, key: key)) { error in
+            XCTAssertEqual(error as? BackupError, .noBackup(location: empty.path))
+        }
+        // Another database's backup there is refused, not mixed in.
+        let other = try DatabasePool(path: dir.appendingPathComponent("other.db").path, key: .passphrase("other key"))
+        try other.write { db in try db.execute("CREATE TABLE t(x)") }
+        try other.close()
+        XCTAssertThrowsError(try ContinuousBackup(path: dir.appendingPathComponent("other.db").path, key: .passphrase("other key"),
+                                                  storage: storage)) { error in
+            XCTAssertEqual(error as? BackupError, .wrongKey(location: storage.path))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: restored))
+    }
+
+    func testPlaintextPoolsAndKeyChangesAreRefused() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var configuration = DatabasePool.Configuration()
+        configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: dir.appendingPathComponent("dest").path))
+        XCTAssertThrowsError(try DatabasePool(path: dir.appendingPathComponent("plain.db").path, configuration: configuration)) { error in
+            guard case .misuse? = error as? DatabaseError else { return XCTFail("\(error)") }
+        }
+        let (pool, _) = try makePool(dir)
+        XCTAssertThrowsError(try pool.changeKey(to: .passphrase("new"))) { error in
+            guard case .misuse? = error as? DatabaseError else { return XCTFail("\(error)") }
+        }
+        try insert(pool, count: 1)
+        try pool.close()
+    }
+
+    /// A destination that fills up fails the round with its own error; the
+    /// pool goes on, the unshipped frames stay in the WAL, and once there is
+    /// room every commit is shipped.
+    func testAFullDestinationLosesNothing() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let mountPoint = dir.appendingPathComponent("small")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint.path])
+        try XCTSkipUnless(mounted.0 == 0, "mounting a tmpfs needs root")
+        addTeardownBlock { _ = try? TestSupport.run("/bin/umount", [mountPoint.path]) }
+        let storage = try DirectoryBackupStorage(path: mountPoint.path)
+        var configuration = DatabasePool.Configuration()
+        var options = ContinuousBackup.Options()
+        options.interval = .seconds(3600)
+        configuration.continuousBackup = .init(storage: storage, options: options)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, configuration: configuration)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        try pool.continuousBackup?.shipNow()
+        let filler = mountPoint.appendingPathComponent("filler").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: filler, contents: Data(count: 7 * 1024 * 1024 + 512 * 1024)))
+        try insert(pool, count: 400)
+        XCTAssertThrowsError(try pool.continuousBackup?.shipNow()) { error in
+            XCTAssertEqual(error as? BackupError, .destinationFull(location: mountPoint.path))
+        }
+        try insert(pool, count: 1)
+        _ = try pool.checkpoint(.passive)
+        try insert(pool, count: 1)
+        try FileManager.default.removeItem(atPath: filler)
+        let final = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
+        try checkRestored(restored, rows: 402)
+        try pool.close()
+    }
+
+    // MARK: - Helpers
+
+    private func makePool(_ dir: URL, options: ContinuousBackup.Options? = nil) throws -> (DatabasePool, DirectoryBackupStorage) {
+        let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path)
+        var configuration = DatabasePool.Configuration()
+        var manual = ContinuousBackup.Options()
+        manual.interval = .seconds(3600)
+        configuration.continuousBackup = .init(storage: storage, options: options ?? manual)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, configuration: configuration)
+        try pool.write { db in try db.execute("CREATE TABLE IF NOT EXISTS item(id INTEGER PRIMARY KEY, body TEXT)") }
+        return (pool, storage)
+    }
+
+    /// A backup of 8 rounds of one row each: the commits and the rows each had.
+    private func makeBackup() throws -> (DirectoryBackupStorage, URL, [(commit: UInt64, rows: Int)]) {
+        let dir = try makeTemporaryDirectory(self)
+        let (pool, storage) = try makePool(dir)
+        var commits: [(UInt64, Int)] = [(try XCTUnwrap(try pool.continuousBackup?.shipNow()).commit, 0)]
+        for _ in 0..<8 {
+            try insert(pool, count: 1)
+            commits.append((try XCTUnwrap(try pool.continuousBackup?.shipNow()).commit, try count(pool)))
+        }
+        try pool.close()
+        return (storage, dir, commits)
+    }
+
+    private func insert(_ pool: DatabasePool, count: Int) throws {
+        for _ in 0..<count {
+            try pool.write { db in try db.execute("INSERT INTO item(body) VALUES (? || hex(randomblob(100)))", [Self.marker]) }
+        }
+    }
+
+    private func count(_ pool: DatabasePool) throws -> Int {
+        try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") ?? 0 }
+    }
+
+    private func lastCommit(_ storage: DirectoryBackupStorage) throws -> UInt64? {
+        let restored = try makeTemporaryDirectory(self).appendingPathComponent("probe.db").path
+        return try ContinuousBackup.restore(from: storage, to: restored, key: key).commit
+    }
+
+    private func walCheckpointSequence(_ path: String) throws -> UInt32? {
+        try CommittedFrames.generation(of: path + "-wal")?.checkpointSequence
+    }
+
+    private func checkRestored(_ path: String, rows: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        var options = Database.Options()
+        options.readOnly = true
+        let db = try Database(path: path, key: key, options: options)
+        defer { db.close() }
+        XCTAssertEqual(try db.integrityProblems(), [], file: file, line: line)
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item"), rows, file: file, line: line)
+    }
+}
