@@ -26,7 +26,7 @@ struct DBCryptCommand: ParsableCommand {
               dbcrypt migrate app.db --key-env APP_KEY
               dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
             """,
-        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self, Backup.self]
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self, Backup.self, Restore.self]
     )
 
     /// Runs the command line. A file-size limit (`ulimit -f`) must not kill

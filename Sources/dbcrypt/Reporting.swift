@@ -53,6 +53,13 @@ func reportingErrors(_ body: () throws -> Void) throws {
         case .storeDamaged, .authenticationFailed: throw ExitCode(ExitStatus.damaged)
         default: throw ExitCode(ExitStatus.failure)
         }
+    } catch let error as BackupError {
+        printError(error.description)
+        switch error {
+        case .wrongKey: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
+        case .damaged: throw ExitCode(ExitStatus.damaged)
+        default: throw ExitCode(ExitStatus.failure)
+        }
     } catch let error as DatabaseError {
         printError(commandLineDescription(error))
         switch error {

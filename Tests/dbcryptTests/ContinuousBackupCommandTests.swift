@@ -1,0 +1,106 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt backup --continuous` and `dbcrypt restore`.
+final class ContinuousBackupCommandTests: XCTestCase {
+    /// An app commits while `dbcrypt backup --continuous` runs beside it;
+    /// SIGTERM ships the last commits; `dbcrypt restore` rebuilds the last
+    /// one, and any earlier one the backup printed.
+    func testBacksUpEveryCommitOfARunningAppAndRestoresAnyOfThem() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let destination = dir.appendingPathComponent("backup").path
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase))
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: dbcryptPath)
+        process.arguments = ["backup", path, "--continuous", "-o", destination, "--interval", "0.05", "--key-env", "KEY"]
+        process.environment = ProcessInfo.processInfo.environment.merging(keyEnvironment) { $1 }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var rowsAt: [Int] = []
+        for round in 0..<20 {
+            try pool.write { db in
+                for _ in 0...round { try db.execute("INSERT INTO item(body) VALUES (hex(randomblob(50)))") }
+            }
+            rowsAt.append(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") }!)
+            usleep(20_000)
+        }
+        process.terminate()
+        process.waitUntilExit()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let shipped = printed.split(separator: "\n").compactMap { line in line.split(separator: " ").dropFirst(2).first.flatMap { UInt64($0) } }
+        XCTAssertGreaterThan(shipped.count, 2, printed)
+
+        let restored = dir.appendingPathComponent("restored.db").path
+        let run = try dbcrypt(["restore", destination, "-o", restored, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.hasPrefix("Restored commit \(shipped.last!), shipped at "), run.stdout)
+        XCTAssertEqual(try rows(restored), rowsAt.last)
+
+        // An earlier commit the backup printed is one state the app had.
+        let middle = shipped[shipped.count / 2]
+        let earlier = dir.appendingPathComponent("earlier.db").path
+        let again = try dbcrypt(["restore", destination, "-o", earlier, "--commit", "\(middle)", "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        let earlierRows = try rows(earlier)
+        XCTAssertTrue(rowsAt.contains(earlierRows) || earlierRows == 0, "\(earlierRows) rows: not a state the app had")
+        try pool.close()
+    }
+
+    func testOnceAMissingRecordAndWrongInput() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let destination = dir.appendingPathComponent("backup").path
+        let pool = try DatabasePool(path: path, key: .passphrase(passphrase))
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        for round in 0..<4 {
+            try pool.write { db in try db.execute("INSERT INTO item(body) VALUES ('r\(round)')") }
+            let once = try dbcrypt(["backup", path, "--continuous", "--once", "-o", destination, "--key-env", "KEY"], environment: keyEnvironment)
+            XCTAssertEqual(once.status, 0, once.stderr)
+        }
+        try pool.close()
+        let records = try FileManager.default.contentsOfDirectory(atPath: destination).sorted()
+        let frames = records.filter { $0.contains("-frames-") }
+        XCTAssertGreaterThanOrEqual(frames.count, 2, "\(records)")
+        try FileManager.default.removeItem(atPath: (destination as NSString).appendingPathComponent(frames[0]))
+        let restored = dir.appendingPathComponent("restored.db").path
+        let run = try dbcrypt(["restore", destination, "-o", restored, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("is missing; restored the last commit before it."), run.stderr)
+
+        let out = dir.appendingPathComponent("out.db").path
+        let wrong = try dbcrypt(["restore", destination, "-o", out, "--key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(wrong.status, 3, wrong.stderr)
+        XCTAssertEqual(try dbcrypt(["restore", destination, "-o", out, "--at", "yesterday", "--key-env", "KEY"], environment: keyEnvironment).status, 64)
+        XCTAssertEqual(try dbcrypt(["restore", destination, "-o", out, "--commit", "1", "--latest", "--key-env", "KEY"], environment: keyEnvironment).status, 64)
+        XCTAssertEqual(try dbcrypt(["backup", path, "-o", destination, "--once", "--key-env", "KEY"], environment: keyEnvironment).status, 64)
+        let missing = try dbcrypt(["restore", dir.appendingPathComponent("nowhere").path, "-o", out, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("No backup directory at"), missing.stderr)
+        let beyond = try dbcrypt(["restore", destination, "-o", out, "--commit", "99", "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(beyond.status, 1)
+        XCTAssertTrue(beyond.stderr.contains("holds no commit 99: it holds commit"), beyond.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+
+        let plain = dir.appendingPathComponent("plain.db").path
+        try makePlaintextDatabase(plain)
+        let plainRun = try dbcrypt(["backup", plain, "--continuous", "--once", "-o", destination], environment: keyEnvironment)
+        XCTAssertEqual(plainRun.status, 1)
+        XCTAssertTrue(plainRun.stderr.contains("is not encrypted: a continuous backup ships encrypted pages"), plainRun.stderr)
+    }
+
+    private func rows(_ path: String) throws -> Int {
+        var options = Database.Options()
+        options.readOnly = true
+        let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+        defer { db.close() }
+        XCTAssertEqual(try db.integrityProblems(), [])
+        return try db.fetchScalar(Int.self, "SELECT count(*) FROM item") ?? 0
+    }
+}
