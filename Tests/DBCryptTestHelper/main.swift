@@ -27,6 +27,12 @@
 //       (the control: what a raw handle with SQLite's default may do)
 //   DBCryptTestHelper backup PATH COPY
 //       DBCRYPT_TEST_KEY: the key. Opens a pool on PATH and backs it up to COPY
+//   DBCryptTestHelper continuous-backup-app PATH DESTINATION
+//       DBCRYPT_TEST_KEY: the key. Opens a pool on PATH with a continuous
+//       backup to DESTINATION (every 20 ms, a snapshot every 400 ms) and
+//       commits row N (and its tally) until it is killed, printing
+//       "committed N" after each commit, "checkpointed" after every 40th
+//       (a passive checkpoint), and "shipped C" for each commit shipped
 //   DBCryptTestHelper key-store-load secret-service|kernel|credentials SERVICE/ACCOUNT
 //       loads the key: prints "found" and the key's kind, or the KeyStoreError's case
 //   DBCryptTestHelper key-store-race secret-service|kernel SERVICE/ACCOUNT DBPATH
@@ -86,6 +92,8 @@ do {
         let pool = try DatabasePool(path: arguments[2], key: key("DBCRYPT_TEST_KEY"))
         try pool.backup(to: arguments[3])
         try pool.close()
+    case "continuous-backup-app":
+        try continuousBackupApp(arguments[2], destination: arguments[3], key: key("DBCRYPT_TEST_KEY"))
     case "change-key":
         try DatabaseEncryption.changeKey(arguments[2], from: key("DBCRYPT_TEST_KEY"), to: key("DBCRYPT_TEST_NEW_KEY"))
     default:
@@ -126,6 +134,39 @@ func writeExclusively(_ path: String, key: DatabaseKey) throws -> Never {
         if count % 100 == 0 {
             let rows = try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }
             guard rows == count else { throw DatabaseError.damaged(path: path, reason: "\(rows ?? 0) rows after \(count) commits") }
+        }
+    }
+}
+
+/// See `continuous-backup-app` above.
+func continuousBackupApp(_ path: String, destination: String, key: DatabaseKey) throws -> Never {
+    @Sendable func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    var options = ContinuousBackup.Options()
+    options.interval = .milliseconds(20)
+    options.snapshotInterval = .milliseconds(400)
+    options.retention = .seconds(3600)
+    options.shipped = { say("shipped \($0.commit)") }
+    var configuration = DatabasePool.Configuration()
+    configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: options)
+    let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+    try pool.write { db in
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS item(id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS tally(n INTEGER NOT NULL);
+            INSERT INTO tally SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM tally);
+            """)
+    }
+    var count = try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") } ?? 0
+    while true {
+        count += 1
+        try pool.write { db in
+            try db.execute("INSERT INTO item(id, body) VALUES (?, 'row ' || ? || hex(zeroblob(? % 300)))", [count, count, count])
+            try db.execute("UPDATE tally SET n = n + 1")
+        }
+        say("committed \(count)")
+        if count % 40 == 0 {
+            _ = try pool.checkpoint(.passive)
+            say("checkpointed")
         }
     }
 }

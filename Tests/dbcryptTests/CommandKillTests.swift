@@ -65,6 +65,45 @@ final class CommandKillTests: XCTestCase {
             })
     }
 
+    /// `dbcrypt backup` of a database in WAL mode: the database and its
+    /// log are left as they were, and the copy is there whole or not at all.
+    func testKilledBackupLeavesTheDatabaseAndNoPartialCopy() throws {
+        let encrypted = dir.appendingPathComponent("enc.db").path
+        try makeWALCopy(of: plainTemplate, at: encrypted, key: key)
+        let output = dir.appendingPathComponent("copy.db").path
+        let expected = try fingerprint(encrypted, key: key)
+        let source = try contents(encrypted), log = try contents(encrypted + "-wal")
+        try campaign(
+            arguments: ["backup", encrypted, "-o", output, "--key-env", "KEY"], target: output,
+            restore: { try? FileManager.default.removeItem(atPath: output) },
+            state: {
+                XCTAssertEqual(try contents(encrypted), source, "the database changed")
+                XCTAssertEqual(try contents(encrypted + "-wal"), log, "the log changed")
+                guard FileManager.default.fileExists(atPath: output) else { return .original }
+                XCTAssertEqual(try fingerprint(output, key: key), expected)
+                return .replaced
+            })
+    }
+
+    /// `dbcrypt restore` from a continuous backup: the restored database is
+    /// there whole or not at all.
+    func testKilledRestoreLeavesNoPartialDatabase() throws {
+        let encrypted = dir.appendingPathComponent("enc.db").path
+        try makeWALCopy(of: plainTemplate, at: encrypted, key: key)
+        let destination = dir.appendingPathComponent("backup").path
+        try ContinuousBackup(path: encrypted, key: key, storage: try DirectoryBackupStorage(path: destination)).stop()
+        let output = dir.appendingPathComponent("restored.db").path
+        let expected = try fingerprint(encrypted, key: key)
+        try campaign(
+            arguments: ["restore", destination, "-o", output, "--key-env", "KEY"], target: output,
+            restore: { try? FileManager.default.removeItem(atPath: output) },
+            state: {
+                guard FileManager.default.fileExists(atPath: output) else { return .original }
+                XCTAssertEqual(try fingerprint(output, key: key), expected)
+                return .replaced
+            })
+    }
+
     /// An encrypted source whose last commits are only in its WAL: each
     /// kill leaves the file and its log byte for byte as they were (SQLite
     /// may rebuild the -shm index), and the output complete with them or absent.

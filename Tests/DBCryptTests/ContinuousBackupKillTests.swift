@@ -1,0 +1,70 @@
+import Foundation
+import TestSupport
+import XCTest
+@testable import DBCrypt
+
+/// An app with a continuous backup, killed with SIGKILL while it commits
+/// without pause: at random moments, the instant a checkpoint writes the
+/// database file, and the instant a record reaches the destination. The
+/// app starts again on the same database and destination after each kill.
+/// After every kill, a restore of the latest commit is a state the app had
+/// (rows 1...n, each with its own text, and the tally saying n), and holds
+/// every commit the backup reported as shipped. DBCRYPT_KILL_SCALE
+/// multiplies the counts (`make kill-tests`).
+final class ContinuousBackupKillTests: XCTestCase {
+    let key = "continuous kill test key"
+
+    func testKilledAppLosesNoCommitItsBackupShipped() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let destination = dir.appendingPathComponent("backup").path
+        let points: [KillPoint] = Array(repeating: .random, count: killCount(10))
+            + Array(repeating: .fileModified(path), count: killCount(4))
+            + Array(repeating: .fileAppears(directory: destination, prefix: "0"), count: killCount(4))
+        var shippedSoFar: UInt64 = 0
+        var landed = 0, restores = 0
+        for point in points.shuffled() {
+            try? FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+            let output = Pipe()
+            if try runAndKill(at: point, typicalDuration: 1.0, start: {
+                try startTestHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": key], output: output).0
+            }) { landed += 1 }
+            try output.fileHandleForWriting.close()
+            let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            let shipped = lines.compactMap { $0.hasPrefix("shipped ") ? UInt64($0.dropFirst(8)) : nil }.max()
+            let committed = lines.compactMap { $0.hasPrefix("committed ") ? Int($0.dropFirst(10)) : nil }.max()
+            shippedSoFar = max(shippedSoFar, shipped ?? 0)
+            guard FileManager.default.fileExists(atPath: path), !(try BackupCatalog(DirectoryBackupStorage(path: destination))).snapshots.isEmpty else {
+                continue   // killed before its first snapshot
+            }
+            let restored = dir.appendingPathComponent("restored.db").path
+            try? FileManager.default.removeItem(atPath: restored)
+            let result = try ContinuousBackup.restore(from: DirectoryBackupStorage(path: destination), to: restored, key: .passphrase(key))
+            restores += 1
+            XCTAssertNil(result.problem, "killed \(point)")
+            XCTAssertGreaterThanOrEqual(result.commit, shippedSoFar, "killed \(point): a commit reported shipped is not in the backup")
+            let rows = try checkAppState(restored)
+            if let committed { XCTAssertLessThanOrEqual(rows, committed + 1, "killed \(point): more rows than the app committed") }
+        }
+        XCTAssertGreaterThan(landed, points.count / 2, "most kills did not land: the test proves little")
+        XCTAssertGreaterThan(shippedSoFar, 0)
+        print("continuous backup: \(landed) kills of the app landed, \(restores) restores each held every commit reported shipped (up to \(shippedSoFar))")
+    }
+
+    /// Rows 1...n, each with its own text, and the tally saying n (or no table yet): a state the app had. Returns n.
+    private func checkAppState(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        var options = Database.Options()
+        options.readOnly = true
+        let db = try Database(path: path, key: .passphrase(key), options: options)
+        defer { db.close() }
+        XCTAssertEqual(try db.integrityProblems(), [], file: file, line: line)
+        // The state before the app made its tables.
+        guard try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'item'") == 1 else { return 0 }
+        let rows = try db.fetchScalar(Int.self, "SELECT count(*) FROM item") ?? 0
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT n FROM tally"), rows, file: file, line: line)
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT coalesce(max(id), 0) FROM item"), rows, file: file, line: line)
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item WHERE body != 'row ' || id || hex(zeroblob(id % 300))"), 0,
+                       file: file, line: line)
+        return rows
+    }
+}
