@@ -117,6 +117,27 @@ final class ContinuousBackupTests: XCTestCase {
         try pool.close()
     }
 
+    // MARK: - Implementations we did not write
+
+    /// A database restored from a continuous backup opens in `sqlcipher3`
+    /// (SQLCipher 4.x from PyPI) and in the engine's own `sqlcipher` shell
+    /// (4.x engines; Debian 12's 3.4.1 shell reads SQLCipher 3 files only).
+    func testARestoredDatabaseOpensInSQLCipher4Peers() throws {
+        let (storage, dir, commits) = try makeBackup()
+        let restored = dir.appendingPathComponent("restored.db").path
+        try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        let rows = commits.last!.rows
+        XCTAssertEqual(try runPeer(restored, key: "continuous backup test key", """
+            import sqlcipher3
+            db = sqlcipher3.connect(path)
+            db.execute("PRAGMA key = '" + key + "'")
+            print(db.execute('PRAGMA integrity_check').fetchone()[0], db.execute('SELECT count(*) FROM item').fetchone()[0])
+            """), "ok \(rows)\n")
+        try XCTSkipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
+        XCTAssertEqual(try runSQLCipherShell(restored, "PRAGMA key = 'continuous backup test key';\nPRAGMA integrity_check;\nSELECT count(*) FROM item;\n",
+                                             defaults: .own), "ok\n\(rows)\n")
+    }
+
     // MARK: - What the destination holds
 
     /// No file at the destination holds a row's text, the passphrase, or the
