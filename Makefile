@@ -48,6 +48,7 @@ else
 	scripts/keyring-session .build/release/DBCryptBenchmarks open --rounds 5
 	.build/release/DBCryptBenchmarks export --rounds 5
 	.build/release/DBCryptBenchmarks pool --rounds 5
+	.build/release/DBCryptBenchmarks backup --rounds 5
 	.build/release/DBCryptBenchmarks observe --rounds 15
 	.build/release/DBCryptBenchmarks provider --rounds 11
 	@# SwiftPM may keep a stale build plan of a path dependency (DBCrypt)

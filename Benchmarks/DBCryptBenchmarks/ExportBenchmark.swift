@@ -67,8 +67,8 @@ private func bareExport(from source: String, sourceKey: String?, to destination:
 
 import CCipherProvider
 
-/// Runs `body` with DBCrypt's provider creating SQLCipher 4 codecs.
-private func dbcrypt_provider_select_mode_sha512<R>(_ body: () -> R) -> R {
+/// Runs `body` with DBCrypt's provider creating SQLCipher 4 codecs (on 3.4.1; nothing changes on 4.x).
+func dbcrypt_provider_select_mode_sha512<R>(_ body: () -> R) -> R {
     dbcrypt_provider_select_mode(Int32(DBCRYPT_MODE_SHA512))
     defer { dbcrypt_provider_select_mode(Int32(DBCRYPT_MODE_DEFAULT)) }
     return body()

@@ -9,6 +9,7 @@
 //   DBCryptBenchmarks open [--rounds N]                         W3
 //   DBCryptBenchmarks export [--rounds N] [--rows N]           W4
 //   DBCryptBenchmarks pool [--rounds N]                         W6
+//   DBCryptBenchmarks backup [--rounds N] [--rows N]           W10
 //   DBCryptBenchmarks observe [--rounds N]                      W7
 //   DBCryptBenchmarks pages [--rounds N] [--megabytes N]        W9: the page reader
 //   DBCryptBenchmarks scale --dbcrypt PATH [--gigabytes 1,2]   migrate, decrypt, check at scale
@@ -41,6 +42,8 @@ case "pool":
     try runPoolBenchmark(rounds: option("--rounds", default: 5))
 case "observe":
     try await runObservationBenchmark(rounds: option("--rounds", default: 5))
+case "backup":
+    try runBackupBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
 case "export":
     try runExportBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
 case "profile-insert":

@@ -1,0 +1,137 @@
+import CSQLCipher
+import DBCrypt
+import Foundation
+import Synchronization
+
+/// W10: backups of an open database. A writer's commit rate while a
+/// snapshot backup runs in a loop, and while a continuous backup ships,
+/// against its rate alone; a pool's `backup(to:)` against a bare
+/// `ATTACH ... KEY` + `sqlcipher_export` of the same file (both with the
+/// raw key: no key derivation on either side); a restore against the
+/// snapshot it starts from.
+func runBackupBenchmark(rounds: Int, rows count: Int) throws {
+    _ = try CipherInfo.linked()
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let hex = String(repeating: "0123456789abcdef", count: 4)
+    let key = try DatabaseKey(sqlcipherRawKey: "x'\(hex)'")
+    let path = dir.appendingPathComponent("app.db").path
+    let setup = try DatabasePool(path: path, key: key)
+    try setup.write { db in try db.execute(createTableSQL + "; CREATE INDEX item_by_b ON item(b)") }
+    let rows = BenchmarkRows(count: count)
+    try setup.write { db in
+        for i in 0..<count {
+            let (a, b, c) = rows.integers[i], (d, e) = rows.reals[i], (f, g, h) = rows.texts[i]
+            try db.execute(insertSQL, [a, b, c, d, e, f, g, h])
+        }
+    }
+    _ = try setup.checkpoint(.truncate)
+    try setup.close()
+
+    print("W10 backups of a \(count)-row database (\(SiblingSize.megabytes(path)) MB), SQLCipher 4, raw key, \(rounds) rounds (wall clock)")
+    var bare = Samples(), ours = Samples()
+    for round in 0..<rounds {
+        let pool = try DatabasePool(path: path, key: key)
+        let bareCopy = dir.appendingPathComponent("bare-\(round).db").path
+        bare.add(seconds { bareCopyExport(from: path, to: bareCopy, key: "x'\(hex)'") })
+        let copy = dir.appendingPathComponent("copy-\(round).db").path
+        ours.add(try seconds { try pool.backup(to: copy) })
+        try pool.close()
+        try FileManager.default.removeItem(atPath: bareCopy)
+        try FileManager.default.removeItem(atPath: copy)
+    }
+    print("  snapshot        bare export \(milliseconds(bare.median))   pool.backup(to:) \(milliseconds(ours.median))   speed \(ratio(bare.median, ours.median)) of the bare export")
+
+    let window = 2.0
+    var alone = Samples(), duringSnapshots = Samples(), duringContinuous = Samples()
+    for round in 0..<rounds {
+        let pool = try DatabasePool(path: path, key: key)
+        alone.add(try commitRate(pool, for: window))
+        let stop = Mutex(false), backups = Mutex(0)
+        let backupThread = Thread {
+            var n = 0
+            while !stop.withLock({ $0 }) {
+                let copy = dir.appendingPathComponent("during-\(round)-\(n).db").path
+                try? pool.backup(to: copy)
+                try? FileManager.default.removeItem(atPath: copy)
+                n += 1
+            }
+            backups.withLock { $0 = n }
+        }
+        backupThread.start()
+        duringSnapshots.add(try commitRate(pool, for: window))
+        stop.withLock { $0 = true }
+        while !backupThread.isFinished { usleep(1_000) }
+        try pool.close()
+
+        let destination = dir.appendingPathComponent("continuous-\(round)").path
+        var configuration = DatabasePool.Configuration()
+        configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination))
+        let backedUp = try DatabasePool(path: path, key: key, configuration: configuration)
+        duringContinuous.add(try commitRate(backedUp, for: window))
+        try backedUp.close()
+        try FileManager.default.removeItem(atPath: destination)
+        if round == 0 { print("  (\(backups.withLock { $0 }) snapshots taken during the first \(window) s window)") }
+    }
+    print("  commits/s       alone \(String(format: "%8.0f", alone.median))   during snapshots \(String(format: "%8.0f", duringSnapshots.median))   ratio \(ratio(duringSnapshots.median, alone.median))")
+    print("  commits/s       alone \(String(format: "%8.0f", alone.median))   continuous backup \(String(format: "%7.0f", duringContinuous.median))   ratio \(ratio(duringContinuous.median, alone.median))")
+
+    // A restore: the snapshot of the whole file, then the frames of 2,000 commits.
+    let destination = dir.appendingPathComponent("restore-source").path
+    var configuration = DatabasePool.Configuration()
+    var options = ContinuousBackup.Options()
+    options.interval = .seconds(3600)
+    configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: options)
+    let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+    for _ in 0..<20 {
+        try pool.write { db in
+            for i in 0..<100 { try db.execute("UPDATE item SET b = b + 1 WHERE rowid = ?", [i * 997 % count + 1]) }
+        }
+        try pool.continuousBackup?.shipNow()
+    }
+    try pool.close()
+    let storage = try DirectoryBackupStorage(path: destination)
+    var restores = Samples(), copies = Samples()
+    for round in 0..<rounds {
+        let out = dir.appendingPathComponent("restored-\(round).db").path
+        restores.add(try seconds { try ContinuousBackup.restore(from: storage, to: out, key: key) })
+        let copy = dir.appendingPathComponent("plain-copy-\(round).db").path
+        copies.add(seconds { bareCopyExport(from: out, to: copy, key: "x'\(hex)'") })
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.removeItem(atPath: copy)
+    }
+    print("  restore latest  bare export of the result \(milliseconds(copies.median))   restore \(milliseconds(restores.median))   ratio \(ratio(restores.median, copies.median))")
+}
+
+/// Single-row commits through `pool` for `window` seconds: commits per second.
+private func commitRate(_ pool: DatabasePool, for window: Double) throws -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    var commits = 0
+    while Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < window {
+        try pool.write { db in try db.execute("INSERT INTO item(a, f) VALUES (?, 'a row written during the window')", [commits]) }
+        commits += 1
+    }
+    return Double(commits) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+}
+
+/// The published recipe through the raw C API with the same raw key on
+/// both sides: open, `ATTACH ... KEY`, `sqlcipher_export`, `DETACH`; no
+/// checks, no atomic replace.
+private func bareCopyExport(from source: String, to destination: String, key: String) {
+    var db: OpaquePointer?
+    sqlite3_open_v2(source, &db, SQLITE_OPEN_READWRITE, nil)
+    defer { sqlite3_close_v2(db) }
+    _ = dbcrypt_provider_select_mode_sha512 { sqlite3_key_v2(db, "main", key, Int32(key.utf8.count)) }
+    sqlite3_exec(db, "PRAGMA cipher_page_size = 4096", nil, nil, nil)
+    var attach: OpaquePointer?
+    sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS target KEY ?", -1, &attach, nil)
+    sqlite3_bind_text(attach, 1, destination, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+    sqlite3_bind_text(attach, 2, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+    let attached = dbcrypt_provider_select_mode_sha512 { sqlite3_step(attach) }
+    sqlite3_finalize(attach)
+    guard attached == SQLITE_DONE else { fatalError("attach failed: \(String(cString: sqlite3_errmsg(db)))") }
+    sqlite3_exec(db, "PRAGMA target.cipher_page_size = 4096", nil, nil, nil)
+    guard sqlite3_exec(db, "SELECT sqlcipher_export('target'); DETACH DATABASE target", nil, nil, nil) == SQLITE_OK else {
+        fatalError("bare export failed: \(String(cString: sqlite3_errmsg(db)))")
+    }
+}
