@@ -21,4 +21,19 @@ package enum WriteAheadLogChecksum {
         let b0 = UInt32(bytes[at]), b1 = UInt32(bytes[at + 1]), b2 = UInt32(bytes[at + 2]), b3 = UInt32(bytes[at + 3])
         return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
     }
+
+    /// The checksum over `bytes` (a multiple of 8), from `seed`: the same
+    /// sums, read as whole words, for a log read in bulk.
+    package static func of(_ bytes: UnsafeRawBufferPointer, bigEndian: Bool, seed: (UInt32, UInt32)) -> (UInt32, UInt32) {
+        var (s0, s1) = seed
+        var at = 0
+        while at + 8 <= bytes.count {
+            let a = bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+            let b = bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self)
+            s0 = s0 &+ (bigEndian ? UInt32(bigEndian: a) : UInt32(littleEndian: a)) &+ s1
+            s1 = s1 &+ (bigEndian ? UInt32(bigEndian: b) : UInt32(littleEndian: b)) &+ s0
+            at += 8
+        }
+        return (s0, s1)
+    }
 }

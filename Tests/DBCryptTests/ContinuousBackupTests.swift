@@ -72,6 +72,25 @@ final class ContinuousBackupTests: XCTestCase {
         try pool.close()
     }
 
+    /// A pool's writer, in the commit that fills the WAL to 4,000 frames,
+    /// has the backup ship what is left and let go of its read, and starts
+    /// the log over: the WAL stays bounded under writes without pause, and
+    /// every commit is still in the backup.
+    func testTheWALStaysBoundedWhileEveryCommitIsShipped() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (pool, storage) = try makePool(dir)
+        let first = try walCheckpointSequence(pool.path)
+        try insert(pool, count: 6_000)
+        let walBytes = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: pool.path + "-wal")[.size] as? Int)
+        XCTAssertNotEqual(try walCheckpointSequence(pool.path), first, "the WAL never started over")
+        XCTAssertLessThan(walBytes, 5_000 * 4_120, "the WAL grew past the restart mark")
+        let final = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
+        try checkRestored(restored, rows: 6_000)
+        try pool.close()
+    }
+
     /// Closing the pool ships the last commits; a pool opened again on the
     /// same destination continues the backup, and after commits no backup
     /// saw (another connection's, with the WAL checkpointed away), starts

@@ -62,33 +62,36 @@ struct CommittedFrames {
             throw BackupError.storageFailed(location: walPath, reason: "the database's log cannot be read: \(error)")
         }
         let frameSize = BackupRecord.frameHeaderSize + generation.pageSize
-        var offset = Int64(32) + Int64(first) * Int64(frameSize)
-        var chain = seed
-        var frames = Data()
+        let offset = Int64(32) + Int64(first) * Int64(frameSize)
+        let available = max(0, Int((reader.size - offset) / Int64(frameSize)))
+        // The rest of the log, read in one pass, then checked frame by frame in place.
+        var frames = Data(count: available * frameSize)
+        let got: Int
+        do { got = try frames.withUnsafeMutableBytes { try reader.read(into: $0, at: offset) } } catch {
+            throw BackupError.storageFailed(location: walPath, reason: "the database's log cannot be read: \(error)")
+        }
         var committedLength = 0, committedChain = seed
-        var index = 0
-        var commits: [(Int, UInt32)] = []
         var committed: [(Int, UInt32)] = []
-        while offset + Int64(frameSize) <= reader.size {
-            let frame: [UInt8]
-            do { frame = try reader.read(frameSize, at: offset) } catch {
-                throw BackupError.storageFailed(location: walPath, reason: "the database's log cannot be read: \(error)")
+        frames.withUnsafeBytes { bytes in
+            var chain = seed
+            var commits: [(Int, UInt32)] = []
+            let salts = generation.salts
+            for index in 0..<got / frameSize {
+                let frame = UnsafeRawBufferPointer(rebasing: bytes[index * frameSize..<(index + 1) * frameSize])
+                guard salts.withUnsafeBytes({ memcmp($0.baseAddress!, frame.baseAddress! + 8, 8) == 0 }) else { break }
+                let sum = WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: frame[24...]), bigEndian: generation.bigEndianChecksums,
+                                                   seed: WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: frame[0..<8]),
+                                                                                  bigEndian: generation.bigEndianChecksums, seed: chain))
+                guard sum == (WriteAheadLogChecksum.word(frame, 16, bigEndian: true), WriteAheadLogChecksum.word(frame, 20, bigEndian: true)) else { break }
+                chain = sum
+                let commitSize = WriteAheadLogChecksum.word(frame, 4, bigEndian: true)
+                if commitSize != 0 {
+                    commits.append((index, commitSize))
+                    committed = commits
+                    committedLength = (index + 1) * frameSize
+                    committedChain = chain
+                }
             }
-            guard frame.count == frameSize, Array(frame[8..<16]) == generation.salts else { break }
-            let sum = WriteAheadLogChecksum.of(frame[24...], bigEndian: generation.bigEndianChecksums,
-                                               seed: WriteAheadLogChecksum.of(frame[0..<8], bigEndian: generation.bigEndianChecksums, seed: chain))
-            guard sum == (WriteAheadLogChecksum.word(frame, 16, bigEndian: true), WriteAheadLogChecksum.word(frame, 20, bigEndian: true)) else { break }
-            chain = sum
-            frames.append(contentsOf: frame)
-            let commitSize = WriteAheadLogChecksum.word(frame, 4, bigEndian: true)
-            if commitSize != 0 {
-                commits.append((index, commitSize))
-                committed = commits
-                committedLength = frames.count
-                committedChain = chain
-            }
-            index += 1
-            offset += Int64(frameSize)
         }
         // The header is read again: a log started over while it was read is read next time.
         guard try Self.generation(of: walPath) == generation else { return result }

@@ -112,16 +112,7 @@ extension ContinuousBackup {
             throw DatabaseError.verificationFailed(
                 path: source, reason: "the restored file has pages that do not authenticate: \(report.damage.prefix(3).map(\.description).joined(separator: "; "))")
         }
-        var options = Database.Options()
-        options.cipher = settings
-        options.create = false
-        options.tryOtherFormat = false
-        let db = try Database(path: path, key: key, options: options)
-        defer { db.close() }
-        let problems = try db.integrityProblems(quick: true)
-        guard problems.isEmpty else {
-            throw DatabaseError.verificationFailed(path: source, reason: "the restored file fails SQLite's check: \(problems.prefix(3).joined(separator: "; "))")
-        }
+        try SnapshotBackup.check(path, key: key, cipher: settings, source: source)
     }
 }
 

@@ -1,3 +1,4 @@
+import CSQLCipher
 import Dispatch
 import Foundation
 import Synchronization
@@ -181,7 +182,8 @@ public final class ContinuousBackup: @unchecked Sendable {
         timer?.cancel()
     }
 
-    /// The last commit shipped, or nil before the first snapshot.
+    /// The last commit shipped (when a backup was continued, the last one
+    /// the backup held), or nil before the first snapshot.
     public var lastShipped: ShippedCommit? { shippedCommit.withLock { $0 } }
 
     /// Ships what is committed now and waits for it.
@@ -211,6 +213,36 @@ public final class ContinuousBackup: @unchecked Sendable {
                 next.closeWithoutCheckpoint()
             }
             try round()
+        }
+    }
+
+    // MARK: - Restarting the log
+
+    /// Called by the pool's writer, in the commit that filled the WAL (no
+    /// commit of this process can come meanwhile): ships every committed
+    /// frame, lets go of both reads, and checkpoints with RESTART on the
+    /// writer's connection `db`, so that the next commit starts the log
+    /// over instead of growing it. A commit of another process that slipped
+    /// in after the frames were shipped shows in the log's size at the
+    /// checkpoint: the next round then takes a snapshot, which holds it.
+    /// When shipping fails, nothing is checkpointed and the reads stay.
+    func restartLog(on db: OpaquePointer) {
+        queue.sync {
+            guard !stopped.withLock({ $0 }), !state.needsSnapshot else { return }
+            do {
+                try shipFrames()
+            } catch {
+                options.failed?(error)
+                return
+            }
+            let shipped = state.generation == nil ? 0 : state.nextFrame
+            Self.endRead(held)
+            Self.endRead(next)
+            var log: Int32 = 0, copied: Int32 = 0
+            if sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, &copied) == SQLITE_OK, Int(log) > shipped {
+                state.needsSnapshot = true
+            }
+            do { try Self.beginRead(held) } catch { options.failed?(error) }
         }
     }
 
@@ -271,35 +303,14 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// with the log's frames up to there applied (read while the read held
     /// keeps any checkpoint from copying past them), in parts.
     private func snapshot() throws {
-        let wal = path + "-wal"
-        var overlay: [UInt32: Int] = [:]
-        var logged = Data()
-        // Where the log stands after the snapshot: a first snapshot takes in the frames not shipped yet.
-        var position = (frame: state.nextFrame, seed: state.seed)
-        var pages: UInt32
-        let file: FileReader
-        do { file = try FileReader(path: path) } catch {
-            throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
+        // A first snapshot takes in every committed frame; a later one those shipped.
+        let generation = state.nextFrame > 0 || state.needsSnapshot ? state.generation : nil
+        guard let image = try DatabaseImage(path: path, pageSize: max(pageSize, 512), generation: generation,
+                                            frameLimit: state.needsSnapshot ? nil : state.nextFrame) else {
+            return   // the log started over meanwhile: the next round takes it
         }
-        pageSize = max(pageSize, 512)
-        pages = UInt32(file.size / Int64(pageSize))
-        if let generation = state.generation, state.nextFrame > 0 || state.needsSnapshot {
-            let frames = try CommittedFrames.read(wal, generation: generation, from: 0, seed: generation.headerChecksum)
-            // A first snapshot takes every committed frame; later ones those shipped.
-            let count = state.needsSnapshot ? frames.frameCount : state.nextFrame
-            guard frames.frameCount >= count else { return }   // the log started over meanwhile: next round
-            let frameSize = BackupRecord.frameHeaderSize + pageSize
-            logged = frames.bytes.prefix(count * frameSize)
-            for index in 0..<count {
-                let start = index * frameSize
-                let pageNumber = logged.withUnsafeBytes { WriteAheadLogChecksum.word($0, start, bigEndian: true) }
-                overlay[pageNumber] = start + BackupRecord.frameHeaderSize
-            }
-            if let last = frames.commits.last(where: { $0.frame < count }) { pages = last.databasePages }
-            if state.needsSnapshot {
-                position = (count, count == frames.frameCount ? frames.end : Self.chain(logged, generation: generation, count: count))
-            }
-        }
+        let position = state.needsSnapshot && generation != nil ? (frame: image.frameCount, seed: image.end) : (frame: state.nextFrame, seed: state.seed)
+        let pageSize = image.pageSize, pages = image.pages
         let startsOver = state.needsSnapshot
         let commit = startsOver ? state.nextCommit : state.nextCommit - 1
         let partPages = max(1, (16 << 20) / pageSize)
@@ -309,23 +320,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         repeat {
             let last = min(pages, firstPage + UInt32(partPages) - 1)
             var payload = Data(count: Int(last >= firstPage ? last - firstPage + 1 : 0) * pageSize)
-            try payload.withUnsafeMutableBytes { buffer in
-                for page in firstPage...max(firstPage, last) where page <= last {
-                    let at = Int(page - firstPage) * pageSize
-                    let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + pageSize])
-                    if let offset = overlay[page] {
-                        logged.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
-                    } else {
-                        let got: Int
-                        do { got = try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) } catch {
-                            throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
-                        }
-                        guard got == pageSize else {
-                            throw BackupError.storageFailed(location: path, reason: "page \(page) was cut short while it was read")
-                        }
-                    }
-                }
-            }
+            try payload.withUnsafeMutableBytes { try image.read(firstPage, through: last, into: $0) }
             var record = BackupRecord(number: state.nextNumber, kind: .snapshot, pageSize: UInt32(pageSize), time: time, commit: commit,
                                       databasePages: pages, previousMAC: state.previousMAC)
             record.partIndex = partIndex
@@ -383,6 +378,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         }
         state.previousMAC = last.mac
         state.nextCommit = last.lastCommit + 1
+        shippedCommit.withLock { $0 = ShippedCommit(commit: last.lastCommit, time: Date(timeIntervalSince1970: Double(last.time) / 1000)) }
         lastSnapshot = catalog.snapshots.last(where: \.isComplete).map { Date(timeIntervalSince1970: Double($0.time) / 1000) }
         guard last.kind == .frames || last.isLastPart, let generation = try CommittedFrames.generation(of: path + "-wal"),
               generation.checkpointSequence == last.checkpointSequence, generation.salts == last.salts else { return }
@@ -420,8 +416,9 @@ public final class ContinuousBackup: @unchecked Sendable {
         bytes.withUnsafeBytes { bytes in
             for index in 0..<min(count, bytes.count / frameSize) {
                 let start = index * frameSize
-                sum = WriteAheadLogChecksum.of(bytes[start + 24..<start + frameSize], bigEndian: generation.bigEndianChecksums,
-                                               seed: WriteAheadLogChecksum.of(bytes[start..<start + 8], bigEndian: generation.bigEndianChecksums, seed: sum))
+                sum = WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: bytes[start + 24..<start + frameSize]), bigEndian: generation.bigEndianChecksums,
+                                               seed: WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: bytes[start..<start + 8]),
+                                                                              bigEndian: generation.bigEndianChecksums, seed: sum))
             }
         }
         return sum

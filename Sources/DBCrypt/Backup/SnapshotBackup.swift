@@ -1,14 +1,23 @@
+import CSQLCipher
+import Foundation
+
 /// A backup of an open database: one committed state of it, written to
-/// another file with the routines' guarantees (``Export``: a sibling file,
-/// flushed, read back and checked, then renamed; progress, cancellation,
-/// the free-space check; killed at any instant, the destination holds what
-/// it held before or the complete copy).
+/// another file with the routines' guarantees (a sibling file, flushed,
+/// read back and checked, then renamed; progress, cancellation, the
+/// free-space check; killed at any instant, the destination holds what it
+/// held before or the complete copy).
 ///
 /// The snapshot is read on a connection of its own, opened as the app's
 /// connections are (the key derived once, the same settings and locking),
 /// in one read transaction: in WAL mode a read snapshot, which writers do
 /// not wait for; in rollback-journal mode a shared lock, which keeps every
 /// writer's commit waiting until the copy is written.
+///
+/// With the database's own key, the copy is its pages as they are
+/// (``DatabaseImage``): nothing is decrypted or encrypted again, and the
+/// read-back check (SQLite's `quick_check` on the copy, which reads and
+/// authenticates every page) is the only pass over them with the key. With
+/// another key, or none, it is an export (``Export``).
 struct SnapshotBackup {
     /// The database's path.
     var path: String
@@ -56,6 +65,9 @@ struct SnapshotBackup {
             destinationKey = nil
             destinationCipher = .sqlcipher4  // unused: only a key makes the export apply settings
         }
+        if case .sameAsDatabase = key, let openingKey, let openingCipher {
+            return try copyPages(to: destination, key: openingKey, cipher: openingCipher, options: options)
+        }
         var sourceOptions = openingOptions
         // The snapshot's connection attaches the copy, so it is not read-only
         // (a read-only main database would make the attached copy read-only
@@ -72,5 +84,106 @@ struct SnapshotBackup {
         export.sourceOptions = sourceOptions
         try export.run()
     }
-}
 
+    /// Writes the database's pages as they are to `destination`, read under
+    /// one read transaction, then checks the copy with the key.
+    private func copyPages(to destination: String, key: DatabaseKey, cipher: CipherSettings, options: ExportOptions) throws {
+        var readerOptions = openingOptions
+        readerOptions.readOnly = false
+        readerOptions.queryOnly = true
+        readerOptions.create = false
+        readerOptions.journalMode = .default
+        readerOptions.tryOtherFormat = false
+        readerOptions.trace = nil
+        readerOptions.cipher = cipher
+        readerOptions.busyTimeout = options.busyTimeout
+        let reader: Database
+        do {
+            reader = try Database(path: path, key: key, options: readerOptions)
+        } catch let error as DatabaseError where error.resultCode == SQLITE_BUSY {
+            throw DatabaseError.databaseInUse(path: path)
+        }
+        defer { reader.closeWithoutCheckpoint() }
+        try reader.connection.run("BEGIN DEFERRED")
+        defer { try? reader.connection.run("COMMIT") }
+        _ = try reader.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
+        let generation = try CommittedFrames.generation(of: path + "-wal")
+        guard let image = try DatabaseImage(path: path, pageSize: generation?.pageSize ?? cipher.effectivePageSize, generation: generation)
+              ?? DatabaseImage(path: path, pageSize: cipher.effectivePageSize, generation: nil) else {
+            throw DatabaseError.cannotOpen(path: path, reason: "its pages cannot be read")
+        }
+        let bytes = Int64(image.pages) * Int64(image.pageSize)
+        try DatabaseEncryption.replaceFile(at: destination, source: path, options: options, write: { newFile in
+            if let available = SiblingFile.availableBytes(near: newFile), available < bytes + bytes / 5 {
+                throw DatabaseError.insufficientSpace(path: destination, needed: bytes + bytes / 5, available: available)
+            }
+            try Self.write(image, to: newFile, destination: destination, options: options)
+        }, check: { newFile in
+            // The copy says WAL mode when the database does: the check's
+            // connection makes a log and its index, removed after it.
+            defer { for suffix in ["-wal", "-shm"] { unlink(newFile + suffix) } }
+            try Self.check(newFile, key: key, cipher: cipher, source: path)
+        })
+    }
+
+    /// Writes `image` into the empty file at `path`, 4 MiB at a time, reporting progress and checking for cancellation.
+    private static func write(_ image: DatabaseImage, to path: String, destination: String, options: ExportOptions) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        let chunk = UInt32(max(1, (4 << 20) / image.pageSize))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(chunk) * image.pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        let total = max(1, Int(image.pages))
+        options.progress?(JobProgress(completed: 0, total: total))
+        var first: UInt32 = 1
+        while first <= image.pages {
+            if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+            let last = min(image.pages, first + chunk - 1)
+            let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(last - first + 1) * image.pageSize])
+            try image.read(first, through: last, into: part)
+            var done = 0
+            while done < part.count {
+                let n = pwrite(fd, part.baseAddress! + done, part.count - done, off_t(first - 1) * off_t(image.pageSize) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    let code = errno
+                    if code == ENOSPC || code == EDQUOT { throw DatabaseError.diskFull(path: destination) }
+                    if code == EFBIG { throw DatabaseError.fileSizeLimit(path: destination) }
+                    throw DatabaseError.cannotOpen(path: destination, reason: String(cString: strerror(code)))
+                }
+                done += n
+            }
+            first = last + 1
+            if first <= image.pages { options.progress?(JobProgress(completed: Int(first - 1), total: total)) }
+        }
+        options.progress?(JobProgress(completed: total, total: total))
+    }
+
+    /// Opens the copy at `path` with `key` and runs SQLite's `quick_check`,
+    /// which reads (so decrypts and authenticates) every page in use.
+    ///
+    /// - throws: ``DatabaseError/verificationFailed(path:reason:)`` naming `source`.
+    static func check(_ path: String, key: DatabaseKey, cipher: CipherSettings, source: String) throws {
+        var options = Database.Options()
+        options.cipher = cipher
+        options.create = false
+        options.tryOtherFormat = false
+        let db: Database
+        do {
+            db = try Database(path: path, key: key, options: options)
+        } catch {
+            throw DatabaseError.verificationFailed(path: source, reason: "the copy does not open: \(error)")
+        }
+        defer { db.close() }
+        let problems: [String]
+        do {
+            problems = try db.integrityProblems(quick: true)
+        } catch {
+            throw DatabaseError.verificationFailed(path: source, reason: "reading the copy back failed: \(error)")
+        }
+        guard problems.isEmpty else {
+            throw DatabaseError.verificationFailed(path: source, reason: "the copy fails SQLite's check: \(problems.prefix(3).joined(separator: "; "))")
+        }
+    }
+}

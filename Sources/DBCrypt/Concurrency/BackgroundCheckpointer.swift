@@ -107,12 +107,30 @@ final class BackgroundCheckpointer: Sendable {
     /// A long read that ``beginLongRead()`` announced ends.
     func endLongRead() { state.withLock { $0.longReads -= 1 } }
 
-    /// Whether the commit that filled the WAL may restart it: not while a long read runs.
-    func mayRestart() -> Bool {
+    /// How the commit that filled the WAL restarts it.
+    enum Restart: Equatable {
+        /// A RESTART checkpoint, as usual.
+        case checkpoint
+        /// The continuous backup ships what is left, lets go of its read and checkpoints.
+        case byTheBackup
+        /// None: another long read runs, and a RESTART would wait for it.
+        case skip
+    }
+
+    /// Set once by a pool whose continuous backup restarts the WAL itself
+    /// (its read counts as one long read).
+    nonisolated(unsafe) var backupRestartsTheLog = false
+    /// What restarts the log then, on the writer's connection (set with it).
+    nonisolated(unsafe) var restartLogThroughBackup: (@Sendable (OpaquePointer) -> Void)?
+
+    /// How the commit that filled the WAL restarts it: not while a long
+    /// read runs, except the continuous backup's own, which ships and lets go first.
+    func restart() -> Restart {
         state.withLock { state in
-            guard state.longReads > 0 else { return true }
+            let others = state.longReads - (backupRestartsTheLog ? 1 : 0)
+            if others == 0 { return backupRestartsTheLog ? .byTheBackup : .checkpoint }
             state.restartsSkipped += 1
-            return false
+            return .skip
         }
     }
 

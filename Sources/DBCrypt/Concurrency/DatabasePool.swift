@@ -162,8 +162,13 @@ public final class DatabasePool: @unchecked Sendable {
             return try self.openCheckpointingConnection()
         }
         try Self.keepTheWALBounded(writer, checkpointer: checkpointer)
-        // The backup always holds a read: a commit must not wait for it to restart the WAL.
-        if continuousBackup != nil { checkpointer.beginLongRead() }
+        // The backup always holds a read: a commit must not wait for it to
+        // restart the WAL; the backup ships what is left and lets go instead.
+        if let continuousBackup {
+            checkpointer.beginLongRead()
+            checkpointer.backupRestartsTheLog = true
+            checkpointer.restartLogThroughBackup = { [weak continuousBackup] db in continuousBackup?.restartLog(on: db) }
+        }
     }
 
     /// The connection the background checkpoints run on: a reader's key and
@@ -198,8 +203,11 @@ public final class DatabasePool: @unchecked Sendable {
             let isMain = schema.map { strcmp($0, "main") == 0 } ?? false
             if isMain {
                 let checkpointer = Unmanaged<BackgroundCheckpointer>.fromOpaque(context!).takeUnretainedValue()
-                if frames >= 4 * BackgroundCheckpointer.interval && checkpointer.mayRestart() {
+                let restart = frames >= 4 * BackgroundCheckpointer.interval ? checkpointer.restart() : .skip
+                if restart == .checkpoint {
                     sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
+                } else if restart == .byTheBackup, let db {
+                    checkpointer.restartLogThroughBackup?(db)
                 } else if checkpointer.committed(walFrames: frames) == .checkpointHere {
                     sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
                 }

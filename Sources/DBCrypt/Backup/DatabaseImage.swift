@@ -1,0 +1,87 @@
+import DBCryptCore
+import Foundation
+
+/// A database's pages as of its last commit, byte for byte as SQLCipher
+/// wrote them (encrypted, each with its HMAC): the file's pages, with the
+/// WAL's committed frames laid over them. What a continuous backup's
+/// snapshot ships, and what a backup with the database's own key copies:
+/// no page is decrypted or encrypted again.
+///
+/// Read while a read transaction of this process holds its snapshot: no
+/// checkpoint then copies a frame past that read's mark into the file, and
+/// every frame it may copy is one laid over the file here, so the file's
+/// other pages are stable; and the log is not started over while the read
+/// holds a mark in it (a log read while it starts over fails its salts and
+/// checksums and is taken as it was at the last commit read whole).
+struct DatabaseImage {
+    let pageSize: Int
+    /// How many pages the image has: the database's size after the last commit taken.
+    let pages: UInt32
+    /// The frames laid over the file, and the log's checksum after them.
+    let frameCount: Int
+    let end: (UInt32, UInt32)
+    private let path: String
+    private let file: FileReader
+    private let logged: Data
+    /// Where each page's latest frame's page starts in `logged`.
+    private let overlay: [UInt32: Int]
+
+    /// The image of the database at `path`, with the first `frameLimit`
+    /// frames of `generation` (every committed one when nil) laid over its
+    /// file; nil when the log no longer holds that many.
+    ///
+    /// - throws: ``BackupError/storageFailed(location:reason:)`` when the file or its log cannot be read.
+    init?(path: String, pageSize: Int, generation: CommittedFrames.Generation?, frameLimit: Int? = nil) throws {
+        do { file = try FileReader(path: path) } catch {
+            throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
+        }
+        self.path = path
+        self.pageSize = pageSize
+        var pages = UInt32(file.size / Int64(pageSize))
+        var overlay: [UInt32: Int] = [:]
+        var logged = Data()
+        var count = 0
+        var end = generation?.headerChecksum ?? (0, 0)
+        if let generation, frameLimit != 0 {
+            let frames = try CommittedFrames.read(path + "-wal", generation: generation, from: 0, seed: generation.headerChecksum)
+            count = frameLimit ?? frames.frameCount
+            guard frames.frameCount >= count else { return nil }
+            let frameSize = BackupRecord.frameHeaderSize + pageSize
+            logged = frames.bytes.prefix(count * frameSize)
+            logged.withUnsafeBytes { bytes in
+                for index in 0..<count {
+                    overlay[WriteAheadLogChecksum.word(bytes, index * frameSize, bigEndian: true)] = index * frameSize + BackupRecord.frameHeaderSize
+                }
+            }
+            if let last = frames.commits.last(where: { $0.frame < count }) { pages = last.databasePages }
+            end = count == frames.frameCount ? frames.end : ContinuousBackup.chain(logged, generation: generation, count: count)
+        }
+        self.pages = pages
+        self.frameCount = count
+        self.end = end
+        self.logged = logged
+        self.overlay = overlay
+    }
+
+    /// Copies pages `first...last` (numbered from 1) into `buffer`, which holds exactly them.
+    ///
+    /// - throws: ``BackupError/storageFailed(location:reason:)``.
+    func read(_ first: UInt32, through last: UInt32, into buffer: UnsafeMutableRawBufferPointer) throws {
+        guard first <= last else { return }
+        for page in first...last {
+            let at = Int(page - first) * pageSize
+            let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + pageSize])
+            if let offset = overlay[page] {
+                logged.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
+                continue
+            }
+            let got: Int
+            do { got = try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) } catch {
+                throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
+            }
+            guard got == pageSize else {
+                throw BackupError.storageFailed(location: path, reason: "page \(page) was cut short while it was read")
+            }
+        }
+    }
+}
