@@ -29,18 +29,24 @@ func runBackupBenchmark(rounds: Int, rows count: Int) throws {
     try setup.close()
 
     print("W10 backups of a \(count)-row database (\(SiblingSize.megabytes(path)) MB), SQLCipher 4, raw key, \(rounds) rounds (wall clock)")
-    var bare = Samples(), ours = Samples()
+    let otherHex = String(repeating: "fedcba9876543210", count: 4)
+    let otherKey = try DatabaseKey(sqlcipherRawKey: "x'\(otherHex)'")
+    var bare = Samples(), ours = Samples(), bareOther = Samples(), oursOther = Samples()
     for round in 0..<rounds {
         let pool = try DatabasePool(path: path, key: key)
         let bareCopy = dir.appendingPathComponent("bare-\(round).db").path
         bare.add(seconds { bareCopyExport(from: path, to: bareCopy, key: "x'\(hex)'") })
         let copy = dir.appendingPathComponent("copy-\(round).db").path
         ours.add(try seconds { try pool.backup(to: copy) })
+        let bareOtherCopy = dir.appendingPathComponent("bare-other-\(round).db").path
+        bareOther.add(seconds { bareCopyExport(from: path, to: bareOtherCopy, key: "x'\(hex)'", targetKey: "x'\(otherHex)'") })
+        let otherCopy = dir.appendingPathComponent("other-\(round).db").path
+        oursOther.add(try seconds { try pool.backup(to: otherCopy, key: .using(otherKey)) })
         try pool.close()
-        try FileManager.default.removeItem(atPath: bareCopy)
-        try FileManager.default.removeItem(atPath: copy)
+        for file in [bareCopy, copy, bareOtherCopy, otherCopy] { try FileManager.default.removeItem(atPath: file) }
     }
     print("  snapshot        bare export \(milliseconds(bare.median))   pool.backup(to:) \(milliseconds(ours.median))   speed \(ratio(bare.median, ours.median)) of the bare export")
+    print("  another key     bare export \(milliseconds(bareOther.median))   pool.backup(to:key: .using) \(milliseconds(oursOther.median))   speed \(ratio(bareOther.median, oursOther.median)) of the bare export")
 
     let window = 2.0
     var alone = Samples(), duringSnapshots = Samples(), duringNiceSnapshots = Samples(), duringContinuous = Samples(), duringOne = Samples()
@@ -156,7 +162,7 @@ private func commitRate(_ pool: DatabasePool, for window: Double) throws -> Doub
 /// The published recipe through the raw C API with the same raw key on
 /// both sides: open, `ATTACH ... KEY`, `sqlcipher_export`, `DETACH`; no
 /// checks, no atomic replace.
-private func bareCopyExport(from source: String, to destination: String, key: String) {
+private func bareCopyExport(from source: String, to destination: String, key: String, targetKey: String? = nil) {
     var db: OpaquePointer?
     sqlite3_open_v2(source, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)   // ATTACH inherits the flags
     defer { sqlite3_close_v2(db) }
@@ -165,7 +171,7 @@ private func bareCopyExport(from source: String, to destination: String, key: St
     var attach: OpaquePointer?
     sqlite3_prepare_v2(db, "ATTACH DATABASE ? AS target KEY ?", -1, &attach, nil)
     sqlite3_bind_text(attach, 1, destination, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-    sqlite3_bind_text(attach, 2, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+    sqlite3_bind_text(attach, 2, targetKey ?? key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
     let attached = dbcrypt_provider_select_mode_sha512 { sqlite3_step(attach) }
     sqlite3_finalize(attach)
     guard attached == SQLITE_DONE else { fatalError("attach failed: \(String(cString: sqlite3_errmsg(db)))") }

@@ -135,12 +135,7 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     /// As the public initializer, with the options of the app's connections (a pool's readers).
     init(path: String, openingKey: DatabaseKey, openingOptions: Database.Options, storage: any BackupStorage, options: Options) throws {
-        var holding = openingOptions
-        holding.readOnly = false
-        holding.queryOnly = true
-        holding.create = false
-        holding.journalMode = .default
-        holding.trace = nil
+        var holding = SnapshotBackup.holdingRead(openingOptions)
         let first = try Database(path: path, key: openingKey, options: holding)
         guard let cipher = first.cipher, let key = first.keyForOtherConnections else {
             throw DatabaseError.misuse(reason: "a continuous backup ships encrypted pages: \(path) is not encrypted; use backup(to:) or migrate it first")

@@ -88,13 +88,8 @@ struct SnapshotBackup {
     /// Writes the database's pages as they are to `destination`, read under
     /// one read transaction, then checks the copy with the key.
     private func copyPages(to destination: String, key: DatabaseKey, cipher: CipherSettings, options: ExportOptions) throws {
-        var readerOptions = openingOptions
-        readerOptions.readOnly = false
-        readerOptions.queryOnly = true
-        readerOptions.create = false
-        readerOptions.journalMode = .default
+        var readerOptions = Self.holdingRead(openingOptions)
         readerOptions.tryOtherFormat = false
-        readerOptions.trace = nil
         readerOptions.cipher = cipher
         readerOptions.busyTimeout = options.busyTimeout
         let reader: Database
@@ -124,6 +119,21 @@ struct SnapshotBackup {
             defer { for suffix in ["-wal", "-shm"] { unlink(newFile + suffix) } }
             try Self.check(newFile, key: key, cipher: cipher, source: path)
         })
+    }
+
+    /// Options for a connection that holds a read transaction so that no
+    /// checkpoint passes it, opened as the app's connections are: not
+    /// read-only (a read-only connection to a WAL database cannot always
+    /// read, and may not share a lock exclusive to this process), but
+    /// refusing writes; never creating the file, nor changing its journal mode.
+    static func holdingRead(_ opening: Database.Options) -> Database.Options {
+        var options = opening
+        options.readOnly = false
+        options.queryOnly = true
+        options.create = false
+        options.journalMode = .default
+        options.trace = nil
+        return options
     }
 
     /// Writes `image` into the empty file at `path`, 4 MiB at a time, reporting progress and checking for cancellation.
