@@ -84,10 +84,85 @@ final class ContinuousBackupTests: XCTestCase {
         let walBytes = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: pool.path + "-wal")[.size] as? Int)
         XCTAssertNotEqual(try walCheckpointSequence(pool.path), first, "the WAL never started over")
         XCTAssertLessThan(walBytes, 5_000 * 4_120, "the WAL grew past the restart mark")
+        XCTAssertEqual(try BackupCatalog(storage).snapshots.count, 1, "a start of the log over was taken for frames not seen")
         let final = try XCTUnwrap(try pool.continuousBackup?.shipNow())
         let restored = dir.appendingPathComponent("restored.db").path
         XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
         try checkRestored(restored, rows: 6_000)
+        try pool.close()
+    }
+
+    /// Records older than the newest snapshot older than the retention are
+    /// deleted at the next snapshot; every commit from that snapshot on can
+    /// still be restored, and the ones before it are said to be gone.
+    func testPrunesWhatTheRetentionNoLongerNeeds() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var options = ContinuousBackup.Options()
+        options.interval = .seconds(3600)
+        options.snapshotInterval = .milliseconds(1)
+        options.retention = .milliseconds(300)
+        let (pool, storage) = try makePool(dir, options: options)
+        var shipped: [ContinuousBackup.ShippedCommit] = []
+        for _ in 0..<3 {
+            try insert(pool, count: 1)
+            shipped.append(try XCTUnwrap(try pool.continuousBackup?.shipNow()))
+        }
+        let before = try BackupCatalog(storage).entries.map(\.number)
+        usleep(400_000)
+        try insert(pool, count: 1)
+        try pool.continuousBackup?.shipNow()   // a snapshot older than the retention exists now: what precedes it goes
+        try insert(pool, count: 1)
+        let last = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        let after = try BackupCatalog(storage)
+        XCTAssertGreaterThan(after.entries.first!.number, before.first!, "nothing was pruned")
+        XCTAssertTrue(after.entries.first?.kind == .snapshot, "the backup no longer starts with a snapshot")
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, last.commit)
+        try checkRestored(restored, rows: 5)
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("gone.db").path, key: key,
+                                                          target: .commit(shipped[0].commit))) { error in
+            guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
+        }
+        try pool.close()
+    }
+
+    /// A write that stores its object and then fails (as a rename done
+    /// before the directory's flush failed, or an upload whose answer was
+    /// lost) is written again with the next round's content under the same
+    /// number: restore takes the later one, and pruning deletes the other.
+    func testARecordStoredByAFailedWriteIsSuperseded() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let storage = FailingAfterStoring(try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path))
+        var configuration = DatabasePool.Configuration()
+        var options = ContinuousBackup.Options()
+        options.interval = .seconds(3600)
+        configuration.continuousBackup = .init(storage: storage, options: options)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, configuration: configuration)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        try insert(pool, count: 1)
+        storage.failNext()
+        XCTAssertThrowsError(try pool.continuousBackup?.shipNow())
+        usleep(2_000)   // the next record's time, and so its name, differs
+        try insert(pool, count: 1)
+        let shipped = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        let catalog = try BackupCatalog(storage)
+        XCTAssertEqual(catalog.superseded.count, 1, "the failed write's object is not there: the test proves little")
+        let restored = dir.appendingPathComponent("restored.db").path
+        let result = try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        XCTAssertEqual(result.commit, shipped.commit)
+        XCTAssertNil(result.problem)
+        try checkRestored(restored, rows: 2)
+        try pool.close()
+    }
+
+    /// A backup stopped by hand lets the pool's writer start the WAL over again.
+    func testAPoolWhoseBackupWasStoppedKeepsItsWALBounded() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (pool, _) = try makePool(dir)
+        try pool.continuousBackup?.stop()
+        try insert(pool, count: 6_000)
+        let walBytes = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: pool.path + "-wal")[.size] as? Int)
+        XCTAssertLessThan(walBytes, 5_000 * 4_120, "the WAL grew past the restart mark")
         try pool.close()
     }
 
@@ -363,4 +438,31 @@ final class ContinuousBackupTests: XCTestCase {
         XCTAssertEqual(try db.integrityProblems(), [], file: file, line: line)
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item"), rows, file: file, line: line)
     }
+}
+
+/// A directory whose next write, when asked, stores the object and then
+/// fails, as a rename done before a failed flush of the directory does.
+private final class FailingAfterStoring: BackupStorage, @unchecked Sendable {
+    private let directory: DirectoryBackupStorage
+    private let failing = Mutex(false)
+    var location: String { directory.location }
+
+    init(_ directory: DirectoryBackupStorage) { self.directory = directory }
+
+    func failNext() { failing.withLock { $0 = true } }
+
+    func put(_ name: String, _ data: Data) throws {
+        try directory.put(name, data)
+        let fail = failing.withLock { state -> Bool in
+            defer { state = false }
+            return state
+        }
+        if fail {
+            throw BackupError.storageFailed(location: location, reason: "flushing the directory failed")
+        }
+    }
+
+    func get(_ name: String) throws -> Data { try directory.get(name) }
+    func list() throws -> [String] { try directory.list() }
+    func delete(_ name: String) throws { try directory.delete(name) }
 }

@@ -22,6 +22,12 @@ final class ContinuousBackupCommandTests: XCTestCase {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        // The app commits once the backup has taken its first snapshot.
+        let deadline = Date().addingTimeInterval(30)
+        while !((try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []).contains(where: { $0.contains("-snapshot-") }),
+              Date() < deadline, process.isRunning {
+            usleep(10_000)
+        }
         var rowsAt: [Int] = []
         for round in 0..<20 {
             try pool.write { db in

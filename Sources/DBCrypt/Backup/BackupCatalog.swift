@@ -22,8 +22,12 @@ struct BackupCatalog {
         let isComplete: Bool
     }
 
-    /// Every record's entry, by number.
+    /// Every record's entry, by number. Of two objects with one number
+    /// (a write that failed after the object was stored, then written again
+    /// with the next round's content), the later one: the backup went on from it.
     let entries: [Entry]
+    /// The objects another of the same number replaced, to delete.
+    let superseded: [Entry]
     /// The snapshots, oldest first.
     let snapshots: [Snapshot]
 
@@ -31,9 +35,18 @@ struct BackupCatalog {
     ///
     /// - throws: the storage's errors.
     init(_ storage: any BackupStorage) throws {
-        entries = try storage.list().compactMap { name in
+        let all = try storage.list().compactMap { name in
             BackupRecord.parse(name: name).map { Entry(name: name, number: $0.number, kind: $0.kind, time: $0.time, isLastPart: $0.isLastPart) }
-        }.sorted { $0.number < $1.number }
+        }.sorted { ($0.number, $0.time, $0.name) < ($1.number, $1.time, $1.name) }
+        var entries: [Entry] = [], superseded: [Entry] = []
+        for entry in all {
+            if let last = entries.last, last.number == entry.number {
+                superseded.append(entries.removeLast())
+            }
+            entries.append(entry)
+        }
+        self.entries = entries
+        self.superseded = superseded
         var snapshots: [Snapshot] = []
         var index = 0
         while index < entries.count {

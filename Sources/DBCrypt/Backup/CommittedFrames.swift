@@ -17,6 +17,19 @@ struct CommittedFrames {
         var headerChecksum: (UInt32, UInt32)
         var pageSize: Int
 
+        /// Whether SQLite started this log over from `previous`: the next
+        /// checkpoint sequence number, and the first salt plus one.
+        func follows(_ previous: Generation) -> Bool {
+            Self.follows(checkpointSequence: checkpointSequence, salts: salts, previous: (previous.checkpointSequence, previous.salts))
+        }
+
+        /// The same, from a record's fields.
+        static func follows(checkpointSequence: UInt32, salts: [UInt8], previous: (UInt32, [UInt8])) -> Bool {
+            guard salts.count == 8, previous.1.count == 8 else { return false }
+            let salt1 = WriteAheadLogChecksum.word(salts, 0, bigEndian: true), previousSalt1 = WriteAheadLogChecksum.word(previous.1, 0, bigEndian: true)
+            return checkpointSequence == previous.0 &+ 1 && salt1 == previousSalt1 &+ 1
+        }
+
         static func == (a: Generation, b: Generation) -> Bool {
             a.checkpointSequence == b.checkpointSequence && a.salts == b.salts && a.bigEndianChecksums == b.bigEndianChecksums
                 && a.headerChecksum == b.headerChecksum && a.pageSize == b.pageSize
@@ -49,9 +62,13 @@ struct CommittedFrames {
     }
 
     /// The committed frames of `generation` in the log at `walPath` from
-    /// frame `first` on, whose chain continues from `seed`: empty when no
-    /// commit follows, or when the log is another generation by now.
-    static func read(_ walPath: String, generation: Generation, from first: Int, seed: (UInt32, UInt32)) throws -> CommittedFrames {
+    /// frame `first` on, whose chain continues from `seed`, up to the last
+    /// commit once `limit` frames are read (a transaction is never cut):
+    /// empty when no commit follows, or when the log is another generation
+    /// by now. The log is read 1,024 frames at a time, and no further than
+    /// the first frame that is not this log's.
+    static func read(_ walPath: String, generation: Generation, from first: Int, seed: (UInt32, UInt32),
+                     limit: Int = .max) throws -> CommittedFrames {
         var result = CommittedFrames(bytes: Data(), generation: generation, firstFrame: first, frameCount: 0, seed: seed, end: seed, commits: [])
         let reader: FileReader
         do {
@@ -62,36 +79,41 @@ struct CommittedFrames {
             throw BackupError.storageFailed(location: walPath, reason: "the database's log cannot be read: \(error)")
         }
         let frameSize = BackupRecord.frameHeaderSize + generation.pageSize
-        let offset = Int64(32) + Int64(first) * Int64(frameSize)
-        let available = max(0, Int((reader.size - offset) / Int64(frameSize)))
-        // The rest of the log, read in one pass, then checked frame by frame in place.
-        var frames = Data(count: available * frameSize)
-        let got: Int
-        do { got = try frames.withUnsafeMutableBytes { try reader.read(into: $0, at: offset) } } catch {
-            throw BackupError.storageFailed(location: walPath, reason: "the database's log cannot be read: \(error)")
-        }
+        let chunkFrames = 1024
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkFrames * frameSize, alignment: 16)
+        defer { chunk.deallocate() }
+        var frames = Data()
+        var chain = seed
+        var index = 0
         var committedLength = 0, committedChain = seed
-        var committed: [(Int, UInt32)] = []
-        frames.withUnsafeBytes { bytes in
-            var chain = seed
-            var commits: [(Int, UInt32)] = []
-            let salts = generation.salts
-            for index in 0..<got / frameSize {
-                let frame = UnsafeRawBufferPointer(rebasing: bytes[index * frameSize..<(index + 1) * frameSize])
-                guard salts.withUnsafeBytes({ memcmp($0.baseAddress!, frame.baseAddress! + 8, 8) == 0 }) else { break }
+        var commits: [(Int, UInt32)] = [], committed: [(Int, UInt32)] = []
+        reading: while committed.isEmpty || index < limit {
+            let offset = Int64(32) + Int64(first + index) * Int64(frameSize)
+            let got: Int
+            do { got = try reader.read(into: chunk, at: offset) } catch {
+                throw BackupError.storageFailed(location: walPath, reason: "the database's log cannot be read: \(error)")
+            }
+            let whole = got / frameSize
+            for at in 0..<whole {
+                let frame = UnsafeRawBufferPointer(rebasing: chunk[at * frameSize..<(at + 1) * frameSize])
+                guard generation.salts.withUnsafeBytes({ memcmp($0.baseAddress!, frame.baseAddress! + 8, 8) == 0 }) else { break reading }
                 let sum = WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: frame[24...]), bigEndian: generation.bigEndianChecksums,
                                                    seed: WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: frame[0..<8]),
                                                                                   bigEndian: generation.bigEndianChecksums, seed: chain))
-                guard sum == (WriteAheadLogChecksum.word(frame, 16, bigEndian: true), WriteAheadLogChecksum.word(frame, 20, bigEndian: true)) else { break }
+                guard sum == (WriteAheadLogChecksum.word(frame, 16, bigEndian: true), WriteAheadLogChecksum.word(frame, 20, bigEndian: true)) else { break reading }
                 chain = sum
+                frames.append(contentsOf: frame)
                 let commitSize = WriteAheadLogChecksum.word(frame, 4, bigEndian: true)
                 if commitSize != 0 {
                     commits.append((index, commitSize))
                     committed = commits
-                    committedLength = (index + 1) * frameSize
+                    committedLength = frames.count
                     committedChain = chain
                 }
+                index += 1
+                if index >= limit && !committed.isEmpty && commitSize != 0 { break reading }
             }
+            if whole < chunkFrames { break }
         }
         // The header is read again: a log started over while it was read is read next time.
         guard try Self.generation(of: walPath) == generation else { return result }

@@ -52,8 +52,8 @@ extension ContinuousBackup {
     public static func restore(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
                                target: RestoreTarget = .latest, options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
         let catalog = try BackupCatalog(storage)
-        guard let newest = catalog.snapshots.last else { throw BackupError.noBackup(location: storage.location) }
-        let (authenticator, settings) = try authenticate(storage, snapshot: newest, key: key, cipher: cipher)
+        guard !catalog.snapshots.isEmpty else { throw BackupError.noBackup(location: storage.location) }
+        let (authenticator, settings) = try authenticate(storage, catalog: catalog, key: key, cipher: cipher)
         let history = try BackupHistory(storage, catalog: catalog, authenticator: authenticator)
         let plan = try history.plan(target, location: storage.location)
 
@@ -72,7 +72,7 @@ extension ContinuousBackup {
             var position = LogPosition(plan.snapshot.last!)
             for record in plan.frames {
                 if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
-                try position.requireContinued(by: record, location: storage.location)
+                try position.requireContinued(by: record, after: restored, location: storage.location)
                 let payload = try history.payload(of: record)
                 restored = try writer.apply(payload, of: record, position: &position, until: plan.commit, location: storage.location)
                 if restored == plan.commit { break }
@@ -87,20 +87,21 @@ extension ContinuousBackup {
         return RestoredCommit(commit: plan.commit, time: plan.time, problem: plan.problem)
     }
 
-    /// The authenticator of the backup: `key` with the snapshot's salt,
+    /// The authenticator of the backup: `key` with a snapshot's salt (the
+    /// newest snapshot whose first part authenticates, of the last eight),
     /// under `cipher`, else the other standard format; and the settings that worked.
-    private static func authenticate(_ storage: any BackupStorage, snapshot: BackupCatalog.Snapshot, key: DatabaseKey,
+    private static func authenticate(_ storage: any BackupStorage, catalog: BackupCatalog, key: DatabaseKey,
                                      cipher: CipherSettings) throws -> (BackupAuthenticator, CipherSettings) {
-        guard let entry = try BackupCatalog(storage).entries.first(where: { $0.number == snapshot.firstNumber }) else {
-            throw BackupError.noBackup(location: storage.location)
-        }
-        let object = try storage.get(entry.name)
-        let salt = cipher.plaintextHeaderSize > 0 ? key.salt ?? cipher.salt ?? [] : [UInt8](object.dropFirst(BackupRecord.headerSize).prefix(16))
         var candidates = [cipher]
         if cipher == .sqlcipher4 || cipher == .sqlcipher3 { candidates.append(CipherSettings(cipher.format.other)) }
-        for settings in candidates {
-            let authenticator = try BackupAuthenticator(databaseKey: key, salt: salt, settings: settings)
-            if (try? BackupRecord.open(object, named: entry.name, with: authenticator)) != nil { return (authenticator, settings) }
+        for snapshot in catalog.snapshots.reversed().prefix(8) {
+            guard let entry = catalog.entries.first(where: { $0.number == snapshot.firstNumber }),
+                  let object = try? storage.get(entry.name) else { continue }
+            let salt = cipher.plaintextHeaderSize > 0 ? key.salt ?? cipher.salt ?? [] : [UInt8](object.dropFirst(BackupRecord.headerSize).prefix(16))
+            for settings in candidates {
+                let authenticator = try BackupAuthenticator(databaseKey: key, salt: salt, settings: settings)
+                if (try? BackupRecord.open(object, named: entry.name, with: authenticator)) != nil { return (authenticator, settings) }
+            }
         }
         throw BackupError.wrongKey(location: storage.location)
     }
@@ -131,10 +132,16 @@ private struct LogPosition {
         seed = record.seed
     }
 
-    /// A frames record continues the log where it stands, or starts the next run of the log at its first frame.
-    func requireContinued(by record: BackupRecord, location: String) throws {
+    /// A frames record continues the log where it stands, or starts the
+    /// next run of the log (as SQLite starts it over) at its first frame;
+    /// and its first commit is the one after the last applied.
+    func requireContinued(by record: BackupRecord, after commit: UInt64, location: String) throws {
         let sameLog = record.checkpointSequence == checkpointSequence && record.salts == salts
-        guard sameLog ? record.firstFrame == nextFrame && record.seed == seed : record.firstFrame == 0 else {
+        let noLogYet = salts.allSatisfy { $0 == 0 }
+        let continues = sameLog ? record.firstFrame == nextFrame && record.seed == seed
+            : record.firstFrame == 0 && (noLogYet || CommittedFrames.Generation.follows(
+                checkpointSequence: record.checkpointSequence, salts: record.salts, previous: (checkpointSequence, salts)))
+        guard continues, record.commit == commit &+ 1 else {
             throw BackupError.damaged(location: location, reason: "record \(record.number) does not continue the log where the record before it left it")
         }
     }

@@ -50,12 +50,12 @@ public final class ContinuousBackup: @unchecked Sendable {
         /// How far back a restore can go: records older than the newest
         /// snapshot older than this are deleted. Default: 7 days.
         public var retention: Duration = .seconds(7 * 86400)
-        /// Called on the backup's thread after each round that shipped
-        /// something, with the last commit shipped.
+        /// Called after each record shipped, with the last commit it holds,
+        /// on a serial queue of the backup's own (never in a commit), in order.
         public var shipped: (@Sendable (ShippedCommit) -> Void)?
-        /// Called on the backup's thread when a timed round fails (the
-        /// destination is full or cannot be reached); the next round tries
-        /// again, and nothing is lost meanwhile.
+        /// Called when a round the backup runs by itself fails (the
+        /// destination is full or cannot be reached), on the same queue as
+        /// `shipped`; the next round tries again, and nothing is lost meanwhile.
         public var failed: (@Sendable (Error) -> Void)?
 
         /// The defaults.
@@ -90,6 +90,12 @@ public final class ContinuousBackup: @unchecked Sendable {
     private let storage: any BackupStorage
     private let options: Options
     private let queue = DispatchQueue(label: "DBCrypt.ContinuousBackup")
+    /// Where the callbacks run: never on the pool's writer (a commit may
+    /// have the backup ship), so a callback may use the pool.
+    private let callbacks = DispatchQueue(label: "DBCrypt.ContinuousBackup.callbacks")
+    /// Whether a round runs now, and whether the last one failed: the
+    /// writer's commit then does not wait to restart the log (see ``restartLog(on:)``).
+    private let roundState = Mutex((running: false, failed: false))
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
     private let stopped = Mutex(false)
@@ -167,7 +173,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            do { try self.round() } catch { self.options.failed?(error) }
+            do { try self.round() } catch { self.report(error) }
         }
         timer.resume()
         self.timer = timer
@@ -193,12 +199,20 @@ public final class ContinuousBackup: @unchecked Sendable {
         }
     }
 
-    /// Ships what is committed, then stops and closes its connections.
-    /// Stopping twice does nothing.
+    /// Ships what is committed, then stops and closes its connections, and
+    /// returns once the callbacks of the last round have run. Stopping
+    /// twice does nothing.
     ///
     /// - throws: ``BackupError`` when the last round fails: its frames are
     ///   then not in the backup (the database still has them).
     public func stop() throws {
+        defer { callbacks.sync {} }
+        try stopShipping()
+    }
+
+    /// As ``stop()``, without waiting for the callbacks: for a pool that
+    /// closes on its writer's queue, where a callback may be waiting to write.
+    func stopShipping() throws {
         timer?.cancel()
         try queue.sync {
             guard !stopped.withLock({ $0 }) else { return }
@@ -222,22 +236,38 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// checkpoint: the next round then takes a snapshot, which holds it.
     /// When shipping fails, nothing is checkpointed and the reads stay.
     func restartLog(on db: OpaquePointer) {
+        // A round under way (a snapshot being written, say) or failing (the
+        // destination unreachable) would hold up the commit: a later commit
+        // restarts the log instead.
+        guard roundState.withLock({ !$0.running && !$0.failed }) else { return }
         queue.sync {
-            guard !stopped.withLock({ $0 }), !state.needsSnapshot else { return }
+            guard !stopped.withLock({ $0 }) else {
+                // Stopped by hand: nothing holds a read any more.
+                sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil)
+                return
+            }
+            guard !state.needsSnapshot else { return }
             do {
                 try shipFrames()
             } catch {
-                options.failed?(error)
+                report(error)
                 return
             }
             let shipped = state.generation == nil ? 0 : state.nextFrame
             Self.endRead(held)
             Self.endRead(next)
             var log: Int32 = 0, copied: Int32 = 0
-            if sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, &copied) == SQLITE_OK, Int(log) > shipped {
+            let code = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, &copied)
+            // Unless the checkpoint saw the log end where the shipping did,
+            // another process committed in between: its frames may be
+            // copied into the file and the log started over without them.
+            if code != SQLITE_OK || Int(log) > shipped { state.needsSnapshot = true }
+            do {
+                try Self.beginRead(held)
+            } catch {
                 state.needsSnapshot = true
+                report(error)
             }
-            do { try Self.beginRead(held) } catch { options.failed?(error) }
         }
     }
 
@@ -248,6 +278,9 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// unshipped frames stays.
     private func round() throws {
         guard !stopped.withLock({ $0 }) else { return }
+        roundState.withLock { $0.running = true }
+        var succeeded = false
+        defer { roundState.withLock { $0 = (running: false, failed: !succeeded) } }
         try Self.beginRead(next)
         do {
             try shipFrames()
@@ -261,6 +294,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         }
         Self.endRead(held)
         swap(&held, &next)
+        succeeded = true
     }
 
     private func shipFrames() throws {
@@ -268,15 +302,29 @@ public final class ContinuousBackup: @unchecked Sendable {
         guard let generation = try CommittedFrames.generation(of: wal) else { return }
         if generation != state.generation {
             // With a read always held, the log starts over only once every
-            // frame of the one before was checkpointed, and so shipped.
+            // frame of the one before was checkpointed, and so shipped; and
+            // then as SQLite starts it over: the next checkpoint sequence
+            // number and the first salt plus one. Anything else is a log
+            // whose frames were not all seen: a snapshot comes first.
+            if let previous = state.generation, !state.needsSnapshot, !generation.follows(previous) { state.needsSnapshot = true }
             state.generation = generation
             state.nextFrame = 0
             state.seed = generation.headerChecksum
         }
         pageSize = generation.pageSize
         guard !state.needsSnapshot else { return }
-        let frames = try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed)
-        guard !frames.commits.isEmpty else { return }
+        // A backlog (the destination was down) goes in records of about 16 MiB.
+        while true {
+            let frames = try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed,
+                                                  limit: max(1, (16 << 20) / (BackupRecord.frameHeaderSize + pageSize)))
+            guard !frames.commits.isEmpty else { return }
+            try ship(frames)
+        }
+    }
+
+    /// Writes `frames` as the next record.
+    private func ship(_ frames: CommittedFrames) throws {
+        let generation = frames.generation
         var record = BackupRecord(number: state.nextNumber, kind: .frames, pageSize: UInt32(pageSize), time: Self.now(),
                                   commit: state.nextCommit, databasePages: frames.commits.last!.databasePages, previousMAC: state.previousMAC)
         record.bigEndianChecksums = generation.bigEndianChecksums
@@ -291,7 +339,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         state.seed = frames.end
         state.nextCommit += UInt64(frames.commits.count)
         shippedCommit.withLock { $0 = ShippedCommit(commit: record.lastCommit, time: Date(timeIntervalSince1970: Double(record.time) / 1000)) }
-        options.shipped?(lastShipped!)
+        report(lastShipped!)
     }
 
     /// Writes the database as of the last commit shipped: the file's pages
@@ -337,18 +385,21 @@ public final class ContinuousBackup: @unchecked Sendable {
         state.needsSnapshot = false
         lastSnapshot = Date()
         shippedCommit.withLock { $0 = ShippedCommit(commit: commit, time: Date(timeIntervalSince1970: Double(time) / 1000)) }
-        options.shipped?(lastShipped!)
+        report(lastShipped!)
     }
 
     /// Deletes the records a restore within the retention no longer needs:
     /// those before the newest complete snapshot older than the retention.
     private func prune() throws {
-        let cutoff = Self.now() - UInt64(seconds(options.retention) * 1000)
+        let retention = min(max(0, seconds(options.retention) * 1000), Double(UInt64.max / 2))
+        let now = Self.now()
+        let cutoff = now > UInt64(retention) ? now - UInt64(retention) : 0
         let catalog = try BackupCatalog(storage)
         guard let keep = catalog.snapshots.last(where: { $0.time <= cutoff && $0.isComplete }) else { return }
         for entry in catalog.entries where entry.number < keep.firstNumber {
             try storage.delete(entry.name)
         }
+        for entry in catalog.superseded { try storage.delete(entry.name) }
     }
 
     // MARK: - Resuming
@@ -357,24 +408,30 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// record, and from where it left the log when that is still this
     /// database's log; otherwise a new snapshot comes first.
     ///
-    /// - throws: ``BackupError/wrongKey(location:)`` when the last record
-    ///   does not authenticate: another database's backup is there.
+    /// - throws: ``BackupError/wrongKey(location:)`` when none of the last
+    ///   16 records authenticates: another database's backup is there.
     private func resume() throws {
         let catalog = try BackupCatalog(storage)
         guard let lastEntry = catalog.entries.last else { return }
-        state.nextNumber = lastEntry.number + 1
-        let last: BackupRecord, payload: Data
-        do {
-            (last, payload) = try BackupRecord.open(try storage.get(lastEntry.name), named: lastEntry.name, with: authenticator)
-        } catch BackupRecord.Problem.notAuthentic {
-            throw BackupError.wrongKey(location: storage.location)
-        } catch is BackupRecord.Problem {
-            return   // damaged: the chain breaks there, and a new snapshot follows
+        guard lastEntry.number < 9_999_999_999_999_000 else {
+            throw BackupError.damaged(location: storage.location, reason: "its last record is numbered \(lastEntry.number): start a new destination")
         }
-        state.previousMAC = last.mac
+        state.nextNumber = lastEntry.number + 1
+        // The newest record that authenticates: the ones after it (damaged,
+        // or not this database's) break the chain, and a snapshot follows.
+        var found: (record: BackupRecord, payload: Data)?
+        for entry in catalog.entries.reversed().prefix(16) {
+            if let opened = try? BackupRecord.open(try storage.get(entry.name), named: entry.name, with: authenticator) {
+                found = opened
+                break
+            }
+        }
+        guard let (last, payload) = found else { throw BackupError.wrongKey(location: storage.location) }
         state.nextCommit = last.lastCommit + 1
         shippedCommit.withLock { $0 = ShippedCommit(commit: last.lastCommit, time: Date(timeIntervalSince1970: Double(last.time) / 1000)) }
         lastSnapshot = catalog.snapshots.last(where: \.isComplete).map { Date(timeIntervalSince1970: Double($0.time) / 1000) }
+        guard last.number == lastEntry.number else { return }
+        state.previousMAC = last.mac
         guard last.kind == .frames || last.isLastPart, let generation = try CommittedFrames.generation(of: path + "-wal"),
               generation.checkpointSequence == last.checkpointSequence, generation.salts == last.salts else { return }
         let (endFrame, endSeed): (Int, (UInt32, UInt32))
@@ -419,9 +476,15 @@ public final class ContinuousBackup: @unchecked Sendable {
         return sum
     }
 
+    /// Begins a read transaction that holds a snapshot, or leaves none when it fails.
     private static func beginRead(_ db: Database) throws {
         try db.connection.run("BEGIN DEFERRED")
-        _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
+        do {
+            _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
+        } catch {
+            try? db.connection.run("ROLLBACK")
+            throw error
+        }
     }
 
     private static func endRead(_ db: Database) {
@@ -429,6 +492,18 @@ public final class ContinuousBackup: @unchecked Sendable {
     }
 
     private static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Calls `options.shipped` on the callbacks' queue.
+    private func report(_ commit: ShippedCommit) {
+        guard let shipped = options.shipped else { return }
+        callbacks.async { shipped(commit) }
+    }
+
+    /// Calls `options.failed` on the callbacks' queue.
+    private func report(_ error: Error) {
+        guard let failed = options.failed else { return }
+        callbacks.async { failed(error) }
+    }
 
     private func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

@@ -600,7 +600,7 @@ public final class DatabasePool: @unchecked Sendable {
             // The last commits are shipped (while no write runs) before the
             // writer, closing last, checkpoints the WAL away.
             if let continuousBackup, !lock.withLock({ _ in isClosed }) {
-                do { try continuousBackup.stop() } catch { backupError = error }
+                do { try continuousBackup.stopShipping() } catch { backupError = error }
                 checkpointer.endLongRead()
             }
             withNoReadOrCheckpoint(closingCheckpointer: true) {
