@@ -166,6 +166,33 @@ final class ContinuousBackupTests: XCTestCase {
         try pool.close()
     }
 
+    /// A continuous backup in another process (here another instance, on
+    /// connections of its own) always holds a read, which a pool's RESTART
+    /// would wait the busy timeout for in every commit past 4,000 frames: it
+    /// waits 100 ms at most, and then less and less often.
+    func testAPoolBesideAnotherProcesssBackupDoesNotWaitForItInEveryCommit() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var options = Database.Options()
+        options.busyTimeout = 30
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        var backupOptions = ContinuousBackup.Options()
+        backupOptions.interval = .milliseconds(50)
+        let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path)
+        let outside = try ContinuousBackup(path: pool.path, key: key, storage: storage, options: backupOptions)
+        let started = Date()
+        try insert(pool, count: 6_000)
+        // Waiting 30 s in each commit past 4,000 frames would take hours; 100 ms a few times, seconds.
+        XCTAssertLessThan(Date().timeIntervalSince(started), 120, "commits waited for the other backup's read")
+        XCTAssertLessThan(pool.checkpointer.restartsWaitedInVain, 12)
+        let last = try XCTUnwrap(try outside.shipNow())
+        try outside.stop()
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, last.commit)
+        try checkRestored(restored, rows: 6_000)
+        try pool.close()
+    }
+
     /// Closing the pool ships the last commits; a pool opened again on the
     /// same destination continues the backup, and after commits no backup
     /// saw (another connection's, with the WAL checkpointed away), starts

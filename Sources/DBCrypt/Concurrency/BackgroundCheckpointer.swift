@@ -41,6 +41,10 @@ final class BackgroundCheckpointer: Sendable {
         /// Reads that hold one snapshot for long (backups) under way.
         var longReads = 0
         var restartsSkipped = 0
+        /// After a RESTART that waited in vain for readers, the next is tried at this many frames.
+        var restartAgainAt: Int32 = 0
+        var restartFailures = 0
+        var restartsWaitedInVain = 0
     }
     private let state = Mutex(State())
     /// Used on `queue` only.
@@ -50,6 +54,16 @@ final class BackgroundCheckpointer: Sendable {
     var checkpointsRun: Int { state.withLock { $0.checkpointsRun } }
     /// How many times a commit did not restart the WAL because a long read ran, for tests.
     var restartsSkipped: Int { state.withLock { $0.restartsSkipped } }
+    /// How many RESTARTs waited their whole time for readers and gave up, for tests.
+    var restartsWaitedInVain: Int { state.withLock { $0.restartsWaitedInVain } }
+
+    /// How long a RESTART in a commit waits for readers of older frames,
+    /// in milliseconds: a reader of another process may hold its read for
+    /// as long as it likes (`dbcrypt backup --continuous` always holds one),
+    /// and the commit must not wait the busy timeout for it.
+    static let restartWait: Int32 = 100
+    /// The writer's busy timeout in milliseconds, set back after a RESTART (set by the pool).
+    nonisolated(unsafe) var writerBusyTimeout: Int32 = 5_000
 
     init(open: @escaping @Sendable () throws -> Database) {
         self.open = open
@@ -125,12 +139,40 @@ final class BackgroundCheckpointer: Sendable {
 
     /// How the commit that filled the WAL restarts it: not while a long
     /// read runs, except the continuous backup's own, which ships and lets go first.
-    func restart() -> Restart {
+    func restart(walFrames frames: Int32) -> Restart {
         state.withLock { state in
+            if frames < state.frames { (state.restartAgainAt, state.restartFailures) = (0, 0) }  // the WAL started over
+            state.frames = frames
+            guard frames >= state.restartAgainAt else { return .skip }
             let others = state.longReads - (backupRestartsTheLog ? 1 : 0)
             if others == 0 { return backupRestartsTheLog ? .byTheBackup : .checkpoint }
             state.restartsSkipped += 1
             return .skip
+        }
+    }
+
+    /// A RESTART checkpoint on the writer's connection `db`, in the commit
+    /// that filled the WAL: it waits at most ``restartWait`` for readers of
+    /// older frames, and when it waited that long in vain, the next one is
+    /// tried only after more frames, up to 4,000 more (a read that outlasts
+    /// it, such as another process's backup, would otherwise hold up every commit).
+    func restartInCommit(_ db: OpaquePointer, walFrames frames: Int32) {
+        sqlite3_busy_timeout(db, Self.restartWait)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let code = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil)
+        let waited = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        sqlite3_busy_timeout(db, writerBusyTimeout)
+        state.withLock { state in
+            guard code == SQLITE_BUSY, waited >= UInt64(Self.restartWait) else {
+                state.restartFailures = 0
+                return
+            }
+            // Readers that come and go let a later try through; one that
+            // stays is tried again less and less often: after 16 frames,
+            // 64, 256, 1,024, then every 4,000.
+            state.restartFailures += 1
+            state.restartAgainAt = frames + min(4 * Self.interval, Int32(16) << min(10, 2 * (state.restartFailures - 1)))
+            state.restartsWaitedInVain += 1
         }
     }
 

@@ -161,6 +161,7 @@ public final class DatabasePool: @unchecked Sendable {
             guard let self else { throw DatabaseError.connectionClosed }
             return try self.openCheckpointingConnection()
         }
+        checkpointer.writerBusyTimeout = Int32(clamping: Int(max(0, min(writerOptions.busyTimeout, 86_400)) * 1000))
         try Self.keepTheWALBounded(writer, checkpointer: checkpointer)
         // The backup always holds a read: a commit must not wait for it to
         // restart the WAL; the backup ships what is left and lets go instead.
@@ -190,9 +191,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// The WAL starts over only when a checkpoint has copied all of it and no
     /// reader reads it. Under writes without pause, or reads without pause,
     /// that moment never comes, and the WAL would grow with every write.
-    /// RESTART waits (up to the busy timeout) for the writer's own frames to
-    /// be copied and for the readers of older frames to end; reads that begin
-    /// meanwhile read the database file and do not hold it up. The background
+    /// RESTART waits (up to 100 ms, then not again for 16, 64, 256, 1,024,
+    /// then 4,000 more frames: a reader of another process may hold its read
+    /// as long as it likes) for
+    /// the writer's own frames to be copied and for the readers of older
+    /// frames to end; reads that begin meanwhile read the database file and
+    /// do not hold it up. While a backup reads, no RESTART is tried; a
+    /// continuous backup ships and lets go first. The background
     /// checkpoints have copied most frames by then, but RESTART syncs the
     /// disk twice in the commit: 4,000 frames (16 MiB of 4 KiB pages) makes
     /// that rare. Attached databases checkpoint in the commit, as SQLite does.
@@ -203,9 +208,9 @@ public final class DatabasePool: @unchecked Sendable {
             let isMain = schema.map { strcmp($0, "main") == 0 } ?? false
             if isMain {
                 let checkpointer = Unmanaged<BackgroundCheckpointer>.fromOpaque(context!).takeUnretainedValue()
-                let restart = frames >= 4 * BackgroundCheckpointer.interval ? checkpointer.restart() : .skip
-                if restart == .checkpoint {
-                    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_RESTART, nil, nil)
+                let restart = frames >= 4 * BackgroundCheckpointer.interval ? checkpointer.restart(walFrames: frames) : .skip
+                if restart == .checkpoint, let db {
+                    checkpointer.restartInCommit(db, walFrames: frames)
                 } else if restart == .byTheBackup, let db {
                     checkpointer.restartLogThroughBackup?(db)
                 } else if checkpointer.committed(walFrames: frames) == .checkpointHere {
