@@ -216,10 +216,12 @@ extension EncryptedDatabaseFile {
         return nil
     }
 
-    /// The pages page 1's header counts that the file does not have, as one damage.
+    /// The pages page 1's header counts that the file does not have, as one
+    /// damage. Page 1 as it is now must authenticate (it may have changed
+    /// since the file was opened): a damaged header's count is noise.
     private func missingPages() throws -> PageDamage? {
         let page = try reader.read(layout.pageSize, at: 0)
-        guard page.count == layout.pageSize, firstPageAuthenticates || !cipher.authenticates,
+        guard page.count == layout.pageSize, !cipher.authenticates || page.withUnsafeBytes({ cipher.authenticates($0, number: 1) }),
               let counted = page.withUnsafeBytes({ Self.decryptedHeader($0, cipher) })?.validPageCount else { return nil }
         let have = Int(reader.size / Int64(layout.pageSize))
         guard counted > have else { return nil }
