@@ -86,9 +86,7 @@ final class ContinuousBackupTests: XCTestCase {
         XCTAssertLessThan(walBytes, 5_000 * 4_120, "the WAL grew past the restart mark")
         XCTAssertEqual(try BackupCatalog(storage).snapshots.count, 1, "a start of the log over was taken for frames not seen")
         let final = try XCTUnwrap(try pool.continuousBackup?.shipNow())
-        let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
-        try checkRestored(restored, rows: 6_000)
+        try checkLatest(storage, in: dir, commit: final.commit, rows: 6_000)
         try pool.close()
     }
 
@@ -116,9 +114,7 @@ final class ContinuousBackupTests: XCTestCase {
         let after = try BackupCatalog(storage)
         XCTAssertGreaterThan(after.entries.first!.number, before.first!, "nothing was pruned")
         XCTAssertTrue(after.entries.first?.kind == .snapshot, "the backup no longer starts with a snapshot")
-        let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, last.commit)
-        try checkRestored(restored, rows: 5)
+        try checkLatest(storage, in: dir, commit: last.commit, rows: 5)
         XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("gone.db").path, key: key,
                                                           target: .commit(shipped[0].commit))) { error in
             guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
@@ -187,9 +183,7 @@ final class ContinuousBackupTests: XCTestCase {
         XCTAssertLessThan(pool.checkpointer.restartsWaitedInVain, 12)
         let last = try XCTUnwrap(try outside.shipNow())
         try outside.stop()
-        let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, last.commit)
-        try checkRestored(restored, rows: 6_000)
+        try checkLatest(storage, in: dir, commit: last.commit, rows: 6_000)
         try pool.close()
     }
 
@@ -406,9 +400,7 @@ final class ContinuousBackupTests: XCTestCase {
         try insert(pool, count: 1)
         try FileManager.default.removeItem(atPath: filler)
         let final = try XCTUnwrap(try pool.continuousBackup?.shipNow())
-        let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
-        try checkRestored(restored, rows: 402)
+        try checkLatest(storage, in: dir, commit: final.commit, rows: 402)
         try pool.close()
     }
 
@@ -455,6 +447,14 @@ final class ContinuousBackupTests: XCTestCase {
 
     private func walCheckpointSequence(_ path: String) throws -> UInt32? {
         try CommittedFrames.generation(of: path + "-wal")?.checkpointSequence
+    }
+
+    /// Restores the latest commit from `storage` into `dir`, and checks it is `commit`, whole, with `rows` rows.
+    private func checkLatest(_ storage: any BackupStorage, in dir: URL, commit: UInt64, rows: Int,
+                             file: StaticString = #filePath, line: UInt = #line) throws {
+        let restored = dir.appendingPathComponent("restored.db").path
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, commit, file: file, line: line)
+        try checkRestored(restored, rows: rows, file: file, line: line)
     }
 
     private func checkRestored(_ path: String, rows: Int, file: StaticString = #filePath, line: UInt = #line) throws {
