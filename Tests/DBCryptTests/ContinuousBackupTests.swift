@@ -187,6 +187,37 @@ final class ContinuousBackupTests: XCTestCase {
         try pool.close()
     }
 
+    /// A pool whose own backup restarts the WAL, beside a connection of
+    /// another process that holds its read: the RESTART waits 100 ms at
+    /// most for that read, then less and less often, not the busy timeout
+    /// in every commit; and every commit is still shipped.
+    func testAPoolsBackupDoesNotWaitForAnotherConnectionsReadInEveryCommit() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var options = Database.Options()
+        options.busyTimeout = 30
+        let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path)
+        var configuration = DatabasePool.Configuration()
+        var manual = ContinuousBackup.Options()
+        manual.interval = .seconds(3600)
+        configuration.continuousBackup = .init(storage: storage, options: manual)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options, configuration: configuration)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        let outsider = try Database(path: pool.path, key: key)
+        try outsider.execute("BEGIN")
+        XCTAssertEqual(try outsider.fetchScalar(Int.self, "SELECT count(*) FROM item"), 0)
+        let started = Date()
+        try insert(pool, count: 6_000)
+        // Waiting 30 s in each commit past 4,000 frames would take hours; 100 ms a few times, seconds.
+        XCTAssertLessThan(Date().timeIntervalSince(started), 120, "commits waited for the other connection's read")
+        XCTAssertGreaterThan(pool.checkpointer.restartsWaitedInVain, 0, "no RESTART was tried beside the read")
+        XCTAssertLessThan(pool.checkpointer.restartsWaitedInVain, 12)
+        try outsider.execute("COMMIT")
+        outsider.close()
+        let last = try XCTUnwrap(try pool.continuousBackup?.shipNow())
+        try checkLatest(storage, in: dir, commit: last.commit, rows: 6_000)
+        try pool.close()
+    }
+
     /// Closing the pool ships the last commits; a pool opened again on the
     /// same destination continues the backup, and after commits no backup
     /// saw (another connection's, with the WAL checkpointed away), starts

@@ -94,7 +94,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// have the backup ship), so a callback may use the pool.
     private let callbacks = DispatchQueue(label: "DBCrypt.ContinuousBackup.callbacks")
     /// Whether a round runs now, and whether the last one failed: the
-    /// writer's commit then does not wait to restart the log (see ``restartLog(on:)``).
+    /// writer's commit then does not wait to restart the log (see ``restartLog(on:withNoRead:)``).
     private let roundState = Mutex((running: false, failed: false))
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
@@ -229,45 +229,54 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     /// Called by the pool's writer, in the commit that filled the WAL (no
     /// commit of this process can come meanwhile): ships every committed
-    /// frame, lets go of both reads, and checkpoints with RESTART on the
+    /// frame, then, through `withNoRead` (which runs its argument once the
+    /// pool's own reads have ended, or returns nil when they did not end in
+    /// time), lets go of both reads and checkpoints with RESTART on the
     /// writer's connection `db`, so that the next commit starts the log
-    /// over instead of growing it. A commit of another process that slipped
-    /// in after the frames were shipped shows in the log's size at the
-    /// checkpoint: the next round then takes a snapshot, which holds it.
-    /// When shipping fails, nothing is checkpointed and the reads stay.
-    func restartLog(on db: OpaquePointer) {
+    /// over instead of growing it. Returns the checkpoint's result code, or
+    /// nil when it did not checkpoint.
+    ///
+    /// A commit of another process that slipped in after the frames were
+    /// shipped shows in the log's size at the checkpoint: the next round
+    /// then takes a snapshot, which holds it. A RESTART that found a reader
+    /// (`SQLITE_BUSY`) leaves the log as it was; everything in it was
+    /// shipped. When shipping fails, nothing is checkpointed and the reads stay.
+    func restartLog(on db: OpaquePointer, withNoRead: (() -> Int32) -> Int32?) -> Int32? {
         // A round under way (a snapshot being written, say) or failing (the
         // destination unreachable) would hold up the commit: a later commit
         // restarts the log instead.
-        guard roundState.withLock({ !$0.running && !$0.failed }) else { return }
-        queue.sync {
+        guard roundState.withLock({ !$0.running && !$0.failed }) else { return nil }
+        return queue.sync {
             guard !stopped.withLock({ $0 }) else {
                 // Stopped by hand: nothing holds a read any more.
-                sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil)
-                return
+                return withNoRead { sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil) }
             }
-            guard !state.needsSnapshot else { return }
+            guard !state.needsSnapshot else { return nil }
             do {
                 try shipFrames()
             } catch {
                 report(error)
-                return
+                return nil
             }
             let shipped = state.generation == nil ? 0 : state.nextFrame
-            Self.endRead(held)
-            Self.endRead(next)
-            var log: Int32 = 0, copied: Int32 = 0
-            let code = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, &copied)
+            var log: Int32 = -1
+            guard let code = withNoRead({
+                Self.endRead(held)
+                Self.endRead(next)
+                return sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, nil)
+            }) else { return nil }  // the reads are still held
             // Unless the checkpoint saw the log end where the shipping did,
             // another process committed in between: its frames may be
             // copied into the file and the log started over without them.
-            if code != SQLITE_OK || Int(log) > shipped { state.needsSnapshot = true }
+            // (A checkpoint that could not begin does not say where the log ends.)
+            if log < 0 || Int(log) > shipped || (code != SQLITE_OK && code != SQLITE_BUSY) { state.needsSnapshot = true }
             do {
                 try Self.beginRead(held)
             } catch {
                 state.needsSnapshot = true
                 report(error)
             }
+            return code
         }
     }
 

@@ -1,5 +1,6 @@
 import CSQLCipher
 import Dispatch
+import Foundation
 import Synchronization
 
 /// Copies a pool's WAL into the database file on a thread and a connection
@@ -13,7 +14,8 @@ import Synchronization
 /// the checkpoint ran adds frames it did not copy, so under writes without
 /// pause the WAL grows, checkpointed here every ``interval`` frames, until
 /// the writer restarts it itself. Work that needs no checkpoint running (a
-/// truncating checkpoint, a key change, closing) runs inside ``paused(closing:_:)``.
+/// truncating checkpoint, a key change, closing) runs inside ``paused(closing:_:)``,
+/// or ``withNoReadOrCheckpoint(closing:_:)`` when no read may run either.
 final class BackgroundCheckpointer: Sendable {
     /// A checkpoint is due once the WAL holds this many frames (SQLite's own
     /// threshold), and again each time it holds this many more.
@@ -45,6 +47,8 @@ final class BackgroundCheckpointer: Sendable {
         var restartAgainAt: Int32 = 0
         var restartFailures = 0
         var restartsWaitedInVain = 0
+        /// The writer runs inside ``withNoReadOrCheckpoint(closing:_:)``.
+        var isQuiet = false
     }
     private let state = Mutex(State())
     /// Used on `queue` only.
@@ -57,15 +61,20 @@ final class BackgroundCheckpointer: Sendable {
     /// How many RESTARTs waited their whole time for readers and gave up, for tests.
     var restartsWaitedInVain: Int { state.withLock { $0.restartsWaitedInVain } }
 
-    /// How long a RESTART in a commit waits for readers of older frames,
-    /// in milliseconds: a reader of another process may hold its read for
-    /// as long as it likes (`dbcrypt backup --continuous` always holds one),
-    /// and the commit must not wait the busy timeout for it.
+    /// How long a RESTART in a commit waits for readers of other processes,
+    /// in milliseconds: one may hold its read for as long as it likes
+    /// (`dbcrypt backup --continuous` always holds one), and the commit
+    /// must not wait the busy timeout for it.
     static let restartWait: Int32 = 100
-    /// The writer's busy timeout in milliseconds, set back after a RESTART (set by the pool).
+    /// The writer's busy timeout in milliseconds, set back after a RESTART,
+    /// and how long a RESTART waits for the pool's own reads (set by the pool).
     nonisolated(unsafe) var writerBusyTimeout: Int32 = 5_000
 
-    init(open: @escaping @Sendable () throws -> Database) {
+    /// The pool's read permits: the commit that restarts the WAL takes them all.
+    private let readPermits: ReadPermits
+
+    init(readPermits: ReadPermits, open: @escaping @Sendable () throws -> Database) {
+        self.readPermits = readPermits
         self.open = open
     }
 
@@ -121,58 +130,93 @@ final class BackgroundCheckpointer: Sendable {
     /// A long read that ``beginLongRead()`` announced ends.
     func endLongRead() { state.withLock { $0.longReads -= 1 } }
 
-    /// How the commit that filled the WAL restarts it.
-    enum Restart: Equatable {
-        /// A RESTART checkpoint, as usual.
-        case checkpoint
-        /// The continuous backup ships what is left, lets go of its read and checkpoints.
-        case byTheBackup
-        /// None: another long read runs, and a RESTART would wait for it.
-        case skip
-    }
-
     /// Set once by a pool whose continuous backup restarts the WAL itself
-    /// (its read counts as one long read).
-    nonisolated(unsafe) var backupRestartsTheLog = false
-    /// What restarts the log then, on the writer's connection (set with it).
-    nonisolated(unsafe) var restartLogThroughBackup: (@Sendable (OpaquePointer) -> Void)?
+    /// (its read counts as one long read): ships what is left, lets go of
+    /// its reads inside the function it is given, and checkpoints there
+    /// (see ``ContinuousBackup/restartLog(on:withNoRead:)``).
+    nonisolated(unsafe) var restartLogThroughBackup: (@Sendable (OpaquePointer, (() -> Int32) -> Int32?) -> Int32?)?
 
-    /// How the commit that filled the WAL restarts it: not while a long
-    /// read runs, except the continuous backup's own, which ships and lets go first.
-    func restart(walFrames frames: Int32) -> Restart {
-        state.withLock { state in
+    /// In the commit that filled the WAL past 4,000 frames, on the writer's
+    /// connection `db`: restarts the WAL with a RESTART checkpoint (or has
+    /// the continuous backup do it), unless a long read other than the
+    /// backup's runs, or a RESTART waited in vain not long ago. Returns
+    /// whether it tried.
+    ///
+    /// A RESTART waits for every reader of older frames to end. Under reads
+    /// without pause there is always one that began before the checkpoint
+    /// copied the last frame, so the pool's own reads are let end first, and
+    /// new ones wait until the checkpoint returns: up to the writer's busy
+    /// timeout, as long as SQLite's RESTART would wait for them, but new
+    /// reads no longer prolong the wait.
+    /// Readers of other processes cannot be held off; the checkpoint waits
+    /// at most ``restartWait`` for them. When either wait is in vain, the
+    /// next try comes only after more frames: 16, 64, 256, 1,024, then every
+    /// 4,000 (a read that outlasts them, such as another process's backup,
+    /// would otherwise hold up every commit).
+    func restartInCommit(_ db: OpaquePointer, walFrames frames: Int32) -> Bool {
+        let throughBackup = restartLogThroughBackup
+        let due = state.withLock { state -> Bool in
             if frames < state.frames { (state.restartAgainAt, state.restartFailures) = (0, 0) }  // the WAL started over
             state.frames = frames
-            guard frames >= state.restartAgainAt else { return .skip }
-            let others = state.longReads - (backupRestartsTheLog ? 1 : 0)
-            if others == 0 { return backupRestartsTheLog ? .byTheBackup : .checkpoint }
-            state.restartsSkipped += 1
-            return .skip
+            guard frames >= state.restartAgainAt else { return false }
+            guard state.longReads == (throughBackup == nil ? 0 : 1) else {
+                state.restartsSkipped += 1
+                return false
+            }
+            return true
         }
-    }
-
-    /// A RESTART checkpoint on the writer's connection `db`, in the commit
-    /// that filled the WAL: it waits at most ``restartWait`` for readers of
-    /// older frames, and when it waited that long in vain, the next one is
-    /// tried only after more frames, up to 4,000 more (a read that outlasts
-    /// it, such as another process's backup, would otherwise hold up every commit).
-    func restartInCommit(_ db: OpaquePointer, walFrames frames: Int32) {
-        sqlite3_busy_timeout(db, Self.restartWait)
-        let started = DispatchTime.now().uptimeNanoseconds
-        let code = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil)
-        let waited = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        sqlite3_busy_timeout(db, writerBusyTimeout)
+        guard due else { return false }
+        var inVain = false
+        func restart(_ checkpoint: () -> Int32) -> Int32 {
+            sqlite3_busy_timeout(db, Self.restartWait)
+            defer { sqlite3_busy_timeout(db, writerBusyTimeout) }
+            let started = DispatchTime.now().uptimeNanoseconds
+            let code = checkpoint()
+            // SQLITE_BUSY at once is another checkpoint running: try again at the next commit.
+            inVain = code == SQLITE_BUSY && (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000 >= UInt64(Self.restartWait)
+            return code
+        }
+        // A checkpoint running here would make the RESTART busy at once: it finishes first.
+        let isQuiet = state.withLock { $0.isQuiet }
+        func withNoRead(_ checkpoint: () -> Int32) -> Int32? {
+            if isQuiet { return restart(checkpoint) }
+            return paused {
+                guard readPermits.takeAll(by: Date(timeIntervalSinceNow: Double(writerBusyTimeout) / 1000)) else {
+                    inVain = true
+                    return nil
+                }
+                defer { readPermits.giveAll() }
+                return restart(checkpoint)
+            }
+        }
+        if let throughBackup {
+            _ = throughBackup(db, withNoRead)
+        } else {
+            _ = withNoRead { sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil) }
+        }
         state.withLock { state in
-            guard code == SQLITE_BUSY, waited >= UInt64(Self.restartWait) else {
+            guard inVain else {
                 state.restartFailures = 0
                 return
             }
-            // Readers that come and go let a later try through; one that
-            // stays is tried again less and less often: after 16 frames,
-            // 64, 256, 1,024, then every 4,000.
             state.restartFailures += 1
             state.restartAgainAt = frames + min(4 * Self.interval, Int32(16) << min(10, 2 * (state.restartFailures - 1)))
             state.restartsWaitedInVain += 1
+        }
+        return true
+    }
+
+    /// Runs `body` once no checkpoint runs here and no read of the pool
+    /// runs, and keeps new ones waiting until it returns (see ``paused(closing:_:)``).
+    func withNoReadOrCheckpoint<T>(closing: Bool = false, _ body: () throws -> T) rethrows -> T {
+        try paused(closing: closing) {
+            readPermits.takeAll()
+            state.withLock { $0.isQuiet = true }
+            defer {
+                state.withLock { $0.isQuiet = false }
+                readPermits.giveAll()
+            }
+            return try body()
         }
     }
 

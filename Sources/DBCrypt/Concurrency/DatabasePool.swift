@@ -93,9 +93,9 @@ public final class DatabasePool: @unchecked Sendable {
     /// The kind of key readers open with: `.rawWithSalt` when it was derived
     /// once (what tests check on engines whose derivations they cannot count).
     var readerKeyKind: DatabaseKey.Kind? { lock.withLock { _ in readerKey?.kind } }
-    /// One permit per reader that may read at once; a barrier takes them all.
-    private let readerPermits: DispatchSemaphore
-    private let maximumReaderCount: Int
+    /// One permit per reader that may read at once; a barrier, and the
+    /// commit that restarts the WAL, take them all.
+    private let readPermits: ReadPermits
     /// Guards `readerKey`, `readerOptions`, `idleReaders`, `isClosed` and
     /// `hooksInstalled`, which the pool's class holds (a `Database` is not
     /// `Sendable`, so they are not moved into the lock's value).
@@ -152,12 +152,11 @@ public final class DatabasePool: @unchecked Sendable {
         } else {
             continuousBackup = nil
         }
-        maximumReaderCount = configuration.maximumReaderCount
-        readerPermits = DispatchSemaphore(value: configuration.maximumReaderCount)
+        readPermits = ReadPermits(count: configuration.maximumReaderCount)
         otherConnections = OtherConnectionsPoller(
             queue: writerQueue, readVersion: { [weak self] in self?.writer.dataVersionReading() },
             changed: { [observations] in observations.otherConnectionCommitted() })
-        checkpointer = BackgroundCheckpointer { [weak self] in
+        checkpointer = BackgroundCheckpointer(readPermits: readPermits) { [weak self] in
             guard let self else { throw DatabaseError.connectionClosed }
             return try self.openCheckpointingConnection()
         }
@@ -167,8 +166,9 @@ public final class DatabasePool: @unchecked Sendable {
         // restart the WAL; the backup ships what is left and lets go instead.
         if let continuousBackup {
             checkpointer.beginLongRead()
-            checkpointer.backupRestartsTheLog = true
-            checkpointer.restartLogThroughBackup = { [weak continuousBackup] db in continuousBackup?.restartLog(on: db) }
+            checkpointer.restartLogThroughBackup = { [weak continuousBackup] db, withNoRead in
+                continuousBackup?.restartLog(on: db, withNoRead: withNoRead)
+            }
         }
     }
 
@@ -191,13 +191,14 @@ public final class DatabasePool: @unchecked Sendable {
     /// The WAL starts over only when a checkpoint has copied all of it and no
     /// reader reads it. Under writes without pause, or reads without pause,
     /// that moment never comes, and the WAL would grow with every write.
-    /// RESTART waits (up to 100 ms, then not again for 16, 64, 256, 1,024,
-    /// then 4,000 more frames: a reader of another process may hold its read
-    /// as long as it likes) for
-    /// the writer's own frames to be copied and for the readers of older
-    /// frames to end; reads that begin meanwhile read the database file and
-    /// do not hold it up. While a backup reads, no RESTART is tried; a
-    /// continuous backup ships and lets go first. The background
+    /// RESTART waits for the writer's own frames to be copied and for the
+    /// readers of older frames to end: the pool's own reads end first (up
+    /// to the busy timeout; new ones wait meanwhile), other processes'
+    /// readers get 100 ms, and a RESTART that waited in vain is tried again only after
+    /// 16, 64, 256, 1,024, then 4,000 more frames
+    /// (``BackgroundCheckpointer/restartInCommit(_:walFrames:)``). While a
+    /// backup reads, no RESTART is tried; a continuous backup ships and lets
+    /// go first. The background
     /// checkpoints have copied most frames by then, but RESTART syncs the
     /// disk twice in the commit: 4,000 frames (16 MiB of 4 KiB pages) makes
     /// that rare. Attached databases checkpoint in the commit, as SQLite does.
@@ -208,11 +209,8 @@ public final class DatabasePool: @unchecked Sendable {
             let isMain = schema.map { strcmp($0, "main") == 0 } ?? false
             if isMain {
                 let checkpointer = Unmanaged<BackgroundCheckpointer>.fromOpaque(context!).takeUnretainedValue()
-                let restart = frames >= 4 * BackgroundCheckpointer.interval ? checkpointer.restart(walFrames: frames) : .skip
-                if restart == .checkpoint, let db {
-                    checkpointer.restartInCommit(db, walFrames: frames)
-                } else if restart == .byTheBackup, let db {
-                    checkpointer.restartLogThroughBackup?(db)
+                if frames >= 4 * BackgroundCheckpointer.interval, let db, checkpointer.restartInCommit(db, walFrames: frames) {
+                    // Tried: the WAL starts over at the next commit, or is tried again later.
                 } else if checkpointer.committed(walFrames: frames) == .checkpointHere {
                     sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
                 }
@@ -267,8 +265,8 @@ public final class DatabasePool: @unchecked Sendable {
     /// Takes a permit and a reader (an idle one, or a new one), runs `body`
     /// with it on this thread, and gives both back.
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {
-        readerPermits.wait()
-        defer { readerPermits.signal() }
+        readPermits.take()
+        defer { readPermits.give() }
         let reader = try takeReader()
         defer { giveBack(reader) }
         return try HeldQueues.holding(self, as: .read) { try body(reader) }
@@ -314,18 +312,18 @@ public final class DatabasePool: @unchecked Sendable {
             guard !writer.isInsideTransaction else {
                 throw DatabaseError.misuse(reason: "concurrentRead must be called outside a transaction, so that it reads what was committed")
             }
-            readerPermits.wait()
+            readPermits.take()
             do {
                 reader = try takeReader()
             } catch {
-                readerPermits.signal()
+                readPermits.give()
                 throw error
             }
             do {
                 try reader.beginReadSnapshot()
             } catch {
                 giveBack(reader)
-                readerPermits.signal()
+                readPermits.give()
                 throw error
             }
         } catch {
@@ -337,7 +335,7 @@ public final class DatabasePool: @unchecked Sendable {
             defer {
                 box.database.endReadSnapshot()
                 self.giveBack(box.database)
-                self.readerPermits.signal()
+                self.readPermits.give()
             }
             HeldQueues.holding(self, as: .read) { body(.success(box.database)) }
         }
@@ -380,11 +378,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// `closingCheckpointer`, the checkpoints' connection is closed first (it
     /// reopens at the next checkpoint, keyed as the readers are then).
     private func withNoReadOrCheckpoint<T>(closingCheckpointer: Bool = false, _ body: () throws -> T) rethrows -> T {
-        try checkpointer.paused(closing: closingCheckpointer) {
-            for _ in 0..<maximumReaderCount { readerPermits.wait() }
-            defer { for _ in 0..<maximumReaderCount { readerPermits.signal() } }
-            return try body()
-        }
+        try checkpointer.withNoReadOrCheckpoint(closing: closingCheckpointer, body)
     }
 
     /// Runs `body` in an IMMEDIATE transaction on the writer without
@@ -564,8 +558,8 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: ``DatabaseError/connectionClosed`` after ``close()``, or what `body` throws.
     func withSnapshotOpening<T>(_ body: (SnapshotBackup) throws -> T) throws -> T {
-        readerPermits.wait()
-        defer { readerPermits.signal() }
+        readPermits.take()
+        defer { readPermits.give() }
         let (closed, key, options) = lock.withLock { _ in (isClosed, readerKey, readerOptions) }
         guard !closed else { throw DatabaseError.connectionClosed }
         let snapshot = SnapshotBackup(path: path, openingKey: key, openingCipher: key == nil ? nil : options.cipher, openingOptions: options)

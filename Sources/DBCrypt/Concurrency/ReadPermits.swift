@@ -1,0 +1,74 @@
+import Foundation
+
+/// One permit for each read of a pool that may run at once. A read holds
+/// one while it runs; work that must see no read of the pool takes them
+/// all, and new reads wait behind it from the moment it asks, so reads
+/// that keep coming cannot starve it (a semaphore would let a read that
+/// just ended take its permit back first, again and again).
+final class ReadPermits: @unchecked Sendable {
+    // @unchecked: `available` and `waitingForAll` are used under `condition`'s lock.
+
+    /// How many reads may run at once.
+    let count: Int
+    private let condition = NSCondition()
+    private var available: Int
+    /// Takers of every permit waiting for reads to end.
+    private var waitingForAll = 0
+
+    init(count: Int) {
+        self.count = count
+        available = count
+    }
+
+    /// Waits for a permit, behind any taker of them all, and takes it.
+    func take() {
+        condition.lock()
+        defer { condition.unlock() }
+        while available == 0 || waitingForAll > 0 { condition.wait() }
+        available -= 1
+    }
+
+    /// Gives back a permit taken with ``take()``.
+    func give() {
+        condition.lock()
+        defer { condition.unlock() }
+        available += 1
+        condition.broadcast()
+    }
+
+    /// Waits until no read runs and takes every permit.
+    func takeAll() {
+        _ = takeAll(by: nil)
+    }
+
+    /// Takes every permit, waiting until `deadline` at most (nil: for as
+    /// long as it takes) for the reads that run to end; new reads wait
+    /// meanwhile. Returns false, holding none, when one did not end in time.
+    func takeAll(by deadline: Date?) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        waitingForAll += 1
+        defer {
+            waitingForAll -= 1
+            condition.broadcast()
+        }
+        while available < count {
+            // (Foundation's wait(until:) traps on a date as far as distantFuture.)
+            guard let deadline else {
+                condition.wait()
+                continue
+            }
+            guard condition.wait(until: deadline) || available == count else { return false }
+        }
+        available = 0
+        return true
+    }
+
+    /// Gives back every permit taken with ``takeAll()`` or ``takeAll(by:)``.
+    func giveAll() {
+        condition.lock()
+        defer { condition.unlock() }
+        available = count
+        condition.broadcast()
+    }
+}
