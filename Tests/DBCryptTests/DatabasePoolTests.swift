@@ -354,8 +354,8 @@ final class DatabasePoolTests: XCTestCase {
     /// Writes go on while readers read without pause: the WAL still starts
     /// over at the first commit past 4,000 frames, where the writer restarts
     /// it, so it does not grow with the number of writes. The reads that
-    /// run end first and new ones wait, so the RESTART never waits for
-    /// the pool's own readers in vain, however long their reads.
+    /// run end first and new ones wait, so the RESTART does not wait for
+    /// the pool's own readers in vain (unless a read outlasts the busy timeout).
     func testTheWALStaysBoundedUnderASteadyReadLoad() throws {
         let pool = try makePool(readers: 2)
         let stop = Flag()

@@ -238,9 +238,13 @@ public final class ContinuousBackup: @unchecked Sendable {
     ///
     /// A commit of another process that slipped in after the frames were
     /// shipped shows in the log's size at the checkpoint: the next round
-    /// then takes a snapshot, which holds it. A RESTART that found a reader
-    /// (`SQLITE_BUSY`) leaves the log as it was; everything in it was
-    /// shipped. When shipping fails, nothing is checkpointed and the reads stay.
+    /// then takes a snapshot, which holds it. A RESTART that did not finish
+    /// (`SQLITE_BUSY`: a reader of another process, or its write) leaves
+    /// the log, but for a moment no read kept another process from
+    /// checkpointing it and starting it over: once the read is held again,
+    /// the log must still be the one shipped, with no commit past the
+    /// shipping, or the next round takes a snapshot. When shipping fails,
+    /// nothing is checkpointed and the reads stay.
     func restartLog(on db: OpaquePointer, withNoRead: (() -> Int32) -> Int32?) -> Int32? {
         // A round under way (a snapshot being written, say) or failing (the
         // destination unreachable) would hold up the commit: a later commit
@@ -265,19 +269,31 @@ public final class ContinuousBackup: @unchecked Sendable {
                 Self.endRead(next)
                 return sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, nil)
             }) else { return nil }  // the reads are still held
-            // Unless the checkpoint saw the log end where the shipping did,
-            // another process committed in between: its frames may be
-            // copied into the file and the log started over without them.
-            // (A checkpoint that could not begin does not say where the log ends.)
-            if log < 0 || Int(log) > shipped || (code != SQLITE_OK && code != SQLITE_BUSY) { state.needsSnapshot = true }
             do {
                 try Self.beginRead(held)
             } catch {
                 state.needsSnapshot = true
                 report(error)
+                return code
             }
+            // Unless the checkpoint saw the log end where the shipping did,
+            // another process committed in between: its frames may be
+            // copied into the file and the log started over without them.
+            if code == SQLITE_OK ? Int(log) > shipped : !logEndsWhereTheShippingDid() { state.needsSnapshot = true }
             return code
         }
+    }
+
+    /// Whether the log is still the one shipped, with no commit after the
+    /// last frame shipped (read while a read is held, so it cannot start over meanwhile).
+    private func logEndsWhereTheShippingDid() -> Bool {
+        let wal = path + "-wal"
+        guard let current = try? CommittedFrames.generation(of: wal) else { return false }
+        guard let generation = state.generation, current == generation else { return false }
+        guard let more = try? CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed, limit: 1) else {
+            return false
+        }
+        return more.commits.isEmpty
     }
 
     // MARK: - Rounds

@@ -22,8 +22,11 @@ import Synchronization
 /// (Where DBCrypt's crypto provider is not installed, as with a SQLCipher 4
 /// library, each connection derives the key itself.)
 ///
-/// - `write` runs in an IMMEDIATE transaction on the writer; a write never
-///   waits for readers, and readers never wait for it.
+/// - `write` runs in an IMMEDIATE transaction on the writer; a write does
+///   not wait for readers, and readers do not wait for it, but for one
+///   moment every 4,000 frames written: the commit that fills the WAL that
+///   far waits for the reads under way to end (the busy timeout at most),
+///   and new reads wait with it, so that it can start the WAL over.
 /// - `read` runs in one read transaction on a reader: every query in it sees
 ///   the database as it was when the read began, whatever is committed
 ///   meanwhile. A reader cannot write.
@@ -558,12 +561,16 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: ``DatabaseError/connectionClosed`` after ``close()``, or what `body` throws.
     func withSnapshotOpening<T>(_ body: (SnapshotBackup) throws -> T) throws -> T {
-        readPermits.take()
-        defer { readPermits.give() }
-        let (closed, key, options) = lock.withLock { _ in (isClosed, readerKey, readerOptions) }
-        guard !closed else { throw DatabaseError.connectionClosed }
-        let snapshot = SnapshotBackup(path: path, openingKey: key, openingCipher: key == nil ? nil : options.cipher, openingOptions: options)
-        return try HeldQueues.holding(self, as: .read) { try checkpointer.holdingLongRead { try body(snapshot) } }
+        // Announced before the permit is taken: a commit that restarts the
+        // WAL in between would wait for this read, which may last minutes.
+        try checkpointer.holdingLongRead {
+            readPermits.take()
+            defer { readPermits.give() }
+            let (closed, key, options) = lock.withLock { _ in (isClosed, readerKey, readerOptions) }
+            guard !closed else { throw DatabaseError.connectionClosed }
+            let snapshot = SnapshotBackup(path: path, openingKey: key, openingCipher: key == nil ? nil : options.cipher, openingOptions: options)
+            return try HeldQueues.holding(self, as: .read) { try body(snapshot) }
+        }
     }
 
     /// Closes the readers no read is using.
