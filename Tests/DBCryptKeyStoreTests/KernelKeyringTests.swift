@@ -64,7 +64,7 @@ final class KernelKeyringTests: XCTestCase {
             """
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("refused.db").path
-        FileManager.default.createFile(atPath: path + ".go", contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path + ".go", contents: nil))
         let (status, _, complaint) = try TestSupport.run("/usr/bin/keyctl", ["session", "-", "sh", "-c", script, helperPath, path])
         XCTAssertEqual(status, 1)
         XCTAssertTrue(complaint.contains("\nThe kernel keyring refused the change (Permission denied): nothing was changed.\n"), complaint)

@@ -50,7 +50,7 @@ func assertRacersEndUpWithOneKey(store: String, item: String, database path: Str
         return process
     }
     for child in children { try child.run() }
-    FileManager.default.createFile(atPath: path + ".go", contents: nil)
+    XCTAssertTrue(FileManager.default.createFile(atPath: path + ".go", contents: nil))
     for child in children {
         child.waitUntilExit()
         XCTAssertEqual(child.terminationStatus, 0, "a child did not open the database with the key it loaded", file: file, line: line)

@@ -52,7 +52,7 @@ final class KeyCommandTests: XCTestCase {
         let path = directory.appendingPathComponent("app.db").path
         let output = directory.appendingPathComponent("taken.db").path
         try makePlaintextDatabase(path)
-        FileManager.default.createFile(atPath: output, contents: Data("already here".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: output, contents: Data("already here".utf8)))
         let before = try snapshotFiles(in: directory)
 
         let failed = try dbcrypt(["migrate", path, "-o", output, "--key-keyring", "dbcrypt/app"], environment: bus)
@@ -114,8 +114,8 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(try session.secretTool(["store", "--label=junk", "service", "dbcrypt", "account", "junk"], input: "x'1234'").status, 0)
         let credentials = directory.appendingPathComponent("credentials")
         try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: credentials.appendingPathComponent("open").path, contents: Data(passphrase.utf8),
-                                       attributes: [.posixPermissions: 0o644])
+        XCTAssertTrue(FileManager.default.createFile(atPath: credentials.appendingPathComponent("open").path, contents: Data(passphrase.utf8),
+                                                     attributes: [.posixPermissions: 0o644]))
         let plain = directory.appendingPathComponent("plain.db").path
         try makePlaintextDatabase(plain, rows: 3)
         let before = try snapshotFiles(in: directory)
