@@ -201,7 +201,7 @@ final class DatabasePoolTests: XCTestCase {
                 }
             }
             // concurrentRead from a read, and from a concurrent read's own closure, waits for a
-            // permit while it holds one: refused.
+            // permit while it holds one: refused. (The messages are the errors' descriptions.)
             let refusals = Failures()
             let done = DispatchSemaphore(value: 0)
             _ = try finishing("concurrentRead inside a read, \(readers) reader(s)", pool) {
@@ -221,10 +221,21 @@ final class DatabasePoolTests: XCTestCase {
                     }
                 }
             }
-            XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a refused concurrentRead never reported")
-            XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a refused concurrentRead never reported")
-            XCTAssertEqual(refusals.all.count, 2)
-            for refusal in refusals.all { XCTAssertTrue(refusal.contains("concurrentRead must be called from inside one of the pool's write closures"), refusal) }
+            // From a barrier write, which keeps every read out until it returns: refused too.
+            _ = try finishing("concurrentRead inside a barrier write, \(readers) reader(s)", pool) {
+                try pool.barrierWriteWithoutTransaction { _ in
+                    pool.concurrentRead { result in
+                        if case let .failure(error) = result { refusals.add(error) }
+                        done.signal()
+                    }
+                }
+                return nil
+            }
+            for _ in 0..<3 { XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a refused concurrentRead never reported") }
+            XCTAssertEqual(refusals.all.count, 3)
+            XCTAssertEqual(refusals.all.filter { $0.contains("concurrentRead must be called from inside one of the pool's write closures") }.count, 2,
+                           "\(refusals.all)")
+            XCTAssertEqual(refusals.all.filter { $0.contains("concurrentRead cannot be called from a barrier write") }.count, 1, "\(refusals.all)")
             // The pool still works afterwards.
             XCTAssertEqual(try pool.read(count), 0)
             try pool.close()

@@ -206,6 +206,10 @@ final class BackgroundCheckpointer: Sendable {
         return true
     }
 
+    /// Whether the writer runs inside ``withNoReadOrCheckpoint(closing:_:)``
+    /// now, holding every read permit (asked on the writer's thread).
+    var keepsReadsOut: Bool { state.withLock { $0.isQuiet } }
+
     /// Runs `body` once no checkpoint runs here and no read of the pool
     /// runs, and keeps new ones waiting until it returns (see ``paused(closing:_:)``).
     func withNoReadOrCheckpoint<T>(closing: Bool = false, _ body: () throws -> T) rethrows -> T {

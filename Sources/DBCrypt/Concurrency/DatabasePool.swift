@@ -294,7 +294,9 @@ public final class DatabasePool: @unchecked Sendable {
     /// committed, and nothing committed after), and runs `body` with it on a
     /// reader while the writer goes on (GRDB's `asyncConcurrentRead`). The
     /// snapshot is taken before this returns; `body` runs later, on another
-    /// thread, and is given the error instead when the read could not begin.
+    /// thread, and is given the error instead when the read could not begin
+    /// (a ``DatabaseError/misuse(reason:)`` from a read, inside a
+    /// transaction, or from a barrier write, which keeps every read out).
     ///
     /// ```swift
     /// try pool.writeWithoutTransaction { db in
@@ -314,6 +316,10 @@ public final class DatabasePool: @unchecked Sendable {
             }
             guard !writer.isInsideTransaction else {
                 throw DatabaseError.misuse(reason: "concurrentRead must be called outside a transaction, so that it reads what was committed")
+            }
+            // The barrier holds every permit until it returns: this would wait for one forever.
+            guard !checkpointer.keepsReadsOut else {
+                throw DatabaseError.misuse(reason: "concurrentRead cannot be called from a barrier write, which keeps every read out until it returns")
             }
             readPermits.take()
             do {
