@@ -233,8 +233,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// pool's own reads have ended, or returns nil when they did not end in
     /// time), lets go of both reads and checkpoints with RESTART on the
     /// writer's connection `db`, so that the next commit starts the log
-    /// over instead of growing it. Returns the checkpoint's result code, or
-    /// nil when it did not checkpoint.
+    /// over instead of growing it.
     ///
     /// A commit of another process that slipped in after the frames were
     /// shipped shows in the log's size at the checkpoint: the next round
@@ -245,22 +244,23 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// the log must still be the one shipped, with no commit past the
     /// shipping, or the next round takes a snapshot. When shipping fails,
     /// nothing is checkpointed and the reads stay.
-    func restartLog(on db: OpaquePointer, withNoRead: (() -> Int32) -> Int32?) -> Int32? {
+    func restartLog(on db: OpaquePointer, withNoRead: (() -> Int32) -> Int32?) {
         // A round under way (a snapshot being written, say) or failing (the
         // destination unreachable) would hold up the commit: a later commit
         // restarts the log instead.
-        guard roundState.withLock({ !$0.running && !$0.failed }) else { return nil }
-        return queue.sync {
+        guard roundState.withLock({ !$0.running && !$0.failed }) else { return }
+        queue.sync {
             guard !stopped.withLock({ $0 }) else {
                 // Stopped by hand: nothing holds a read any more.
-                return withNoRead { sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil) }
+                _ = withNoRead { sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil) }
+                return
             }
-            guard !state.needsSnapshot else { return nil }
+            guard !state.needsSnapshot else { return }
             do {
                 try shipFrames()
             } catch {
                 report(error)
-                return nil
+                return
             }
             let shipped = state.generation == nil ? 0 : state.nextFrame
             var log: Int32 = -1
@@ -268,19 +268,18 @@ public final class ContinuousBackup: @unchecked Sendable {
                 Self.endRead(held)
                 Self.endRead(next)
                 return sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, &log, nil)
-            }) else { return nil }  // the reads are still held
+            }) else { return }  // the reads are still held
             do {
                 try Self.beginRead(held)
             } catch {
                 state.needsSnapshot = true
                 report(error)
-                return code
+                return
             }
             // Unless the checkpoint saw the log end where the shipping did,
             // another process committed in between: its frames may be
             // copied into the file and the log started over without them.
             if code == SQLITE_OK ? Int(log) > shipped : !logEndsWhereTheShippingDid() { state.needsSnapshot = true }
-            return code
         }
     }
 

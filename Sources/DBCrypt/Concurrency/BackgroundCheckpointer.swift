@@ -134,7 +134,7 @@ final class BackgroundCheckpointer: Sendable {
     /// (its read counts as one long read): ships what is left, lets go of
     /// its reads inside the function it is given, and checkpoints there
     /// (see ``ContinuousBackup/restartLog(on:withNoRead:)``).
-    nonisolated(unsafe) var restartLogThroughBackup: (@Sendable (OpaquePointer, (() -> Int32) -> Int32?) -> Int32?)?
+    nonisolated(unsafe) var restartLogThroughBackup: (@Sendable (OpaquePointer, (() -> Int32) -> Int32?) -> Void)?
 
     /// In the commit that filled the WAL past 4,000 frames, on the writer's
     /// connection `db`: restarts the WAL with a RESTART checkpoint (or has
@@ -190,7 +190,7 @@ final class BackgroundCheckpointer: Sendable {
             }
         }
         if let throughBackup {
-            _ = throughBackup(db, withNoRead)
+            throughBackup(db, withNoRead)
         } else {
             _ = withNoRead { sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil) }
         }
