@@ -202,34 +202,25 @@ final class DatabasePoolTests: XCTestCase {
             }
             // concurrentRead from a read, and from a concurrent read's own closure, waits for a
             // permit while it holds one: refused. (The messages are the errors' descriptions.)
+            // So is one from a barrier write, which keeps every read out until it returns.
             let refusals = Failures()
             let done = DispatchSemaphore(value: 0)
-            _ = try finishing("concurrentRead inside a read, \(readers) reader(s)", pool) {
-                try pool.read { _ in
-                    pool.concurrentRead { result in
-                        if case let .failure(error) = result { refusals.add(error) }
-                        done.signal()
-                    }
+            let recordRefusal: @Sendable (Result<Database, Error>) -> Void = { result in
+                if case let .failure(error) = result { refusals.add(error) }
+                done.signal()
+            }
+            let holders: [(String, @Sendable (DatabasePool, () -> Void) throws -> Void)] = [
+                ("read", { pool, inner in try pool.read { _ in inner() } }),
+                ("barrier write", { pool, inner in try pool.barrierWriteWithoutTransaction { _ in inner() } }),
+            ]
+            for (holderName, holder) in holders {
+                _ = try finishing("concurrentRead inside a \(holderName), \(readers) reader(s)", pool) {
+                    try holder(pool) { pool.concurrentRead(recordRefusal) }
+                    return nil
                 }
-                return nil
             }
             try pool.writeWithoutTransaction { _ in
-                pool.concurrentRead { _ in
-                    pool.concurrentRead { result in
-                        if case let .failure(error) = result { refusals.add(error) }
-                        done.signal()
-                    }
-                }
-            }
-            // From a barrier write, which keeps every read out until it returns: refused too.
-            _ = try finishing("concurrentRead inside a barrier write, \(readers) reader(s)", pool) {
-                try pool.barrierWriteWithoutTransaction { _ in
-                    pool.concurrentRead { result in
-                        if case let .failure(error) = result { refusals.add(error) }
-                        done.signal()
-                    }
-                }
-                return nil
+                pool.concurrentRead { _ in pool.concurrentRead(recordRefusal) }
             }
             for _ in 0..<3 { XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a refused concurrentRead never reported") }
             XCTAssertEqual(refusals.all.count, 3)
