@@ -73,18 +73,19 @@ let package = Package(
         ),
         // A child process the tests kill mid-way or run under a file-size limit.
         .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptSeal", "DBCryptKeyStore", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
-        // Temporary directories and the peers both test targets run.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "SQLCipherFormat", "CPrimitives", "DBCryptTestHelper", "TestSupport"]),
+        // What the tests share, each once: keys, database builders, temporary directories and small disks,
+        // the one child-process launcher, the kill-campaign driver, the peers, the keyring session, waiting.
+        .target(name: "TestFixtures", dependencies: ["DBCrypt"], path: "Tests/TestFixtures"),
+        .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "SQLCipherFormat", "CPrimitives", "DBCryptTestHelper", "TestFixtures"]),
         .testTarget(
             name: "DBCryptSealTests",
-            dependencies: ["DBCryptSeal", "CPrimitives", "DBCryptTestHelper", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["DBCryptSeal", "CPrimitives", "DBCryptTestHelper", "TestFixtures", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "CryptoExtras", package: "swift-crypto")]
         ),
-        .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestSupport"]),
-        .testTarget(name: "DBCryptKeyStoreTests", dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "DBCryptTestHelper", "TestSupport"]),
+        .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestFixtures"]),
+        .testTarget(name: "DBCryptKeyStoreTests", dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "DBCryptTestHelper", "TestFixtures"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
-        .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestSupport"]),
+        .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,12 +12,12 @@ final class KernelKeyringTests: XCTestCase {
 
     /// keyctl in this process's session keyring: exit status and what it printed.
     func keyctl(_ arguments: [String], input: String? = nil) throws -> (Int32, String) {
-        let (status, printed, _) = try TestSupport.run("/usr/bin/keyctl", arguments, input: input)
+        let (status, printed, _) = try runProgram("/usr/bin/keyctl", arguments, input: input)
         return (status, printed)
     }
 
     override func setUpWithError() throws {
-        let joined = try TestSupport.run("/usr/bin/keyctl", ["show", "@s"])
+        let joined = try runProgram("/usr/bin/keyctl", ["show", "@s"])
         XCTAssertEqual(joined.0, 0, "keyctl cannot reach the session keyring: \(joined.2)")
     }
 
@@ -64,8 +64,7 @@ final class KernelKeyringTests: XCTestCase {
             """
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("refused.db").path
-        XCTAssertTrue(FileManager.default.createFile(atPath: path + ".go", contents: nil))
-        let (status, _, complaint) = try TestSupport.run("/usr/bin/keyctl", ["session", "-", "sh", "-c", script, helperPath, path])
+        let (status, _, complaint) = try runProgram("/usr/bin/keyctl", ["session", "-", "sh", "-c", script, testHelperPath, path])
         XCTAssertEqual(status, 1)
         XCTAssertTrue(complaint.contains("\nThe kernel keyring refused the change (Permission denied): nothing was changed.\n"), complaint)
         XCTAssertFalse(FileManager.default.fileExists(atPath: path), "no database is made without a kept key")

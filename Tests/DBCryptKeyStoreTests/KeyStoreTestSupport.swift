@@ -2,11 +2,7 @@ import DBCrypt
 import DBCryptKeyStore
 import Foundation
 import XCTest
-@_exported import TestSupport
-
-/// The test helper, built beside the test bundle.
-let helperPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("DBCryptTestHelper").path
+@_exported import TestFixtures
 
 /// A service name no other test (or earlier run) uses.
 func uniqueService(_ test: String = #function) -> String {
@@ -17,7 +13,7 @@ func uniqueService(_ test: String = #function) -> String {
 /// `environment` added to this process's and the variables in `removing`
 /// taken away: exit status and what it printed.
 func runHelper(_ arguments: [String], environment: [String: String] = [:], removing: [String] = []) throws -> (Int32, String, String) {
-    try TestSupport.run("/usr/bin/env", removing.flatMap { ["-u", $0] } + environment.map { "\($0)=\($1)" } + [helperPath] + arguments)
+    try runProgram(testHelperPath, arguments, environment: environment, removing: removing)
 }
 
 /// Asserts that `database` opens with `key` and holds a table of `rows` rows.
@@ -41,19 +37,16 @@ func assertThrows(_ expected: KeyStoreError, file: StaticString = #filePath, lin
 /// of them kept keys of their own.
 func assertRacersEndUpWithOneKey(store: String, item: String, database path: String, environment: [String: String] = [:],
                                  storedKey: () throws -> DatabaseKey, file: StaticString = #filePath, line: UInt = #line) throws {
-    let children = (0..<4).map { _ in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: helperPath)
-        process.arguments = ["key-store-race", store, item, path]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        return process
+    // They share one standard input: closing it starts them all at once.
+    let start = Pipe()
+    let children = try (0..<4).map { _ in
+        try ChildProcess(testHelperPath, ["key-store-race", store, item, path], environment: environment,
+                         standardInput: start.fileHandleForReading, standardOutput: .discarded, standardError: .to(FileHandle.standardError))
     }
-    for child in children { try child.run() }
-    XCTAssertTrue(FileManager.default.createFile(atPath: path + ".go", contents: nil))
+    try start.fileHandleForReading.close()
+    try start.fileHandleForWriting.close()
     for child in children {
-        child.waitUntilExit()
-        XCTAssertEqual(child.terminationStatus, 0, "a child did not open the database with the key it loaded", file: file, line: line)
+        XCTAssertEqual(child.finish().status, 0, "a child did not open the database with the key it loaded", file: file, line: line)
     }
     try assertOpens(path, with: storedKey(), rows: 4, file: file, line: line)
 }

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCryptSeal
 

@@ -1,6 +1,6 @@
 import DBCrypt
 import Foundation
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCryptSeal
 

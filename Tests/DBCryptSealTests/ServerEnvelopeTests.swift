@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCryptSeal
 

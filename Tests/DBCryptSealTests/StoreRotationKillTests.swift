@@ -1,6 +1,6 @@
 import DBCrypt
 import Foundation
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCryptSeal
 
@@ -23,7 +23,7 @@ final class StoreRotationKillTests: XCTestCase {
             try queue.close()
         }
         let keys = ["DBCRYPT_TEST_KEY": databasePassphrase, "DBCRYPT_TEST_STORE_KEY": storePassphrase]
-        let start = { try startTestHelper(["rotate-store", path], keys: keys).0 }
+        let start = { try startTestHelper(["rotate-store", path], keys: keys).process }
 
         // How long a whole run takes, to spread the random kills over it.
         let began = Date()

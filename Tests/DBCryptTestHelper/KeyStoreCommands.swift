@@ -42,8 +42,8 @@ func keyStoreLoad(store name: String, item: String) throws {
 /// See `key-store-race` in main.swift.
 func keyStoreRace(store name: String, item: String, database: String) throws {
     let (service, account) = serviceAndAccount(item)
-    // Every racer starts at once: when DBPATH.go appears.
-    while !FileManager.default.fileExists(atPath: database + ".go") { usleep(500) }
+    // Every racer starts at once: when the test closes their shared standard input.
+    _ = FileHandle.standardInput.readDataToEndOfFile()
     let key = try DatabaseKey.loadOrCreate(in: SlowToWrite(store: keyStore(name)), service: service, account: account)
     let queue = try DatabaseQueue(path: database, key: key)
     try queue.write { db in
@@ -55,7 +55,8 @@ func keyStoreRace(store name: String, item: String, database: String) throws {
 
 /// A real store whose writes start 20 ms late, as a busy Secret Service's
 /// may: wide enough a window that racers without the creation lock would
-/// each keep a key of their own.
+/// each keep a key of their own. (A deliberate delay, not a wait: the one
+/// sleep scripts/test allows outside Tests/TestFixtures/Waiting.swift.)
 struct SlowToWrite: KeyStore {
     let store: any KeyStore
     var name: String { store.name }

@@ -36,7 +36,7 @@
 //   DBCryptTestHelper key-store-load secret-service|kernel|credentials SERVICE/ACCOUNT
 //       loads the key: prints "found" and the key's kind, or the KeyStoreError's case
 //   DBCryptTestHelper key-store-race secret-service|kernel SERVICE/ACCOUNT DBPATH
-//       waits for DBPATH.go to appear, DatabaseKey.loadOrCreate, then opens DBPATH with that key (making it
+//       waits for its standard input to end, DatabaseKey.loadOrCreate, then opens DBPATH with that key (making it
 //       when missing) and adds a row naming this process
 //
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.

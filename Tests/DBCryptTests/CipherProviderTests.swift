@@ -90,20 +90,11 @@ final class CipherProviderTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
         // In a child, with glibc's heap checks on: a write past a buffer would abort it.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: testHelperPath)
-        process.arguments = ["wrong-reserve", path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBCRYPT_TEST_KEY"] = key
-        environment["MALLOC_CHECK_"] = "3"
-        environment["MALLOC_PERTURB_"] = "165"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let child = try ChildProcess(testHelperPath, ["wrong-reserve", path],
+                                     environment: ["DBCRYPT_TEST_KEY": key, "MALLOC_CHECK_": "3", "MALLOC_PERTURB_": "165"],
+                                     standardError: .discarded)
+        let printed = child.finish().stdout
+        let process = child.process
 
         XCTAssertEqual(process.terminationReason, .exit, "the child crashed: \(printed)")
         XCTAssertEqual(process.terminationStatus, 0, printed)

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCrypt
 
@@ -27,7 +27,7 @@ final class ContinuousBackupKillTests: XCTestCase {
             try? FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
             let output = Pipe()
             if try runAndKill(at: point, typicalDuration: 1.0, start: {
-                try startTestHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": key], output: output).0
+                try startTestHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": key], output: .to(output.fileHandleForWriting)).process
             }) { landed += 1 }
             try output.fileHandleForWriting.close()
             let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")

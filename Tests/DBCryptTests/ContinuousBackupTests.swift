@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCrypt
 
@@ -410,11 +410,7 @@ final class ContinuousBackupTests: XCTestCase {
     /// room every commit is shipped.
     func testAFullDestinationLosesNothing() throws {
         let dir = try makeTemporaryDirectory(self)
-        let mountPoint = dir.appendingPathComponent("small")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint.path])
-        try XCTSkipUnless(mounted.0 == 0, "mounting a tmpfs needs root")
-        addTeardownBlock { _ = try? TestSupport.run("/bin/umount", [mountPoint.path]) }
+        let mountPoint = try mountSmallDisk(self, in: dir, size: "8m")
         let storage = try DirectoryBackupStorage(path: mountPoint.path)
         var configuration = DatabasePool.Configuration()
         var options = ContinuousBackup.Options()

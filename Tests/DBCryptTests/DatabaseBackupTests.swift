@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TestSupport
+import TestFixtures
 import XCTest
 @testable import DBCrypt
 
@@ -247,11 +247,7 @@ final class DatabaseBackupTests: XCTestCase {
     /// on it; with less room than the check asks, nothing is written at all.
     func testFullDestinationDiskIsReportedAndLeavesNothing() throws {
         let dir = try makeTemporaryDirectory(self)
-        let mountPoint = dir.appendingPathComponent("small")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint.path])
-        try XCTSkipUnless(mounted.0 == 0, "mounting a tmpfs needs root")
-        addTeardownBlock { _ = try? TestSupport.run("/bin/umount", [mountPoint.path]) }
+        let mountPoint = try mountSmallDisk(self, in: dir, size: "2m")
         let pool = try makePool(dir)
         try pool.write { db in
             for _ in 0..<2_500 { try db.execute("INSERT INTO blob(b) VALUES (randomblob(500))") }
@@ -283,16 +279,15 @@ final class DatabaseBackupTests: XCTestCase {
         let copy = dir.appendingPathComponent("copy.db").path
         let keys = ["DBCRYPT_TEST_KEY": "backup test key"]
         let started = Date()
-        let (timing, errors) = try startTestHelper(["backup", path, copy], keys: keys)
-        timing.waitUntilExit()
-        XCTAssertEqual(timing.terminationStatus, 0, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let timing = try startTestHelper(["backup", path, copy], keys: keys).finish()
+        XCTAssertEqual(timing.status, 0, timing.stderr)
         let duration = Date().timeIntervalSince(started)
         try FileManager.default.removeItem(atPath: copy)
 
         let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: killCount(10))
             + Array(repeating: (.fileAppears(directory: dir.path, prefix: ".copy.db.dbcrypt-"), .original), count: killCount(3))
             + Array(repeating: (.pathReplaced(copy), .replaced), count: killCount(3))
-        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper(["backup", path, copy], keys: keys).0 },
+        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper(["backup", path, copy], keys: keys).process },
                                    state: {
             try checkCopy(path, key: key, rows: 20_000)
             guard FileManager.default.fileExists(atPath: copy) else { return .original }
@@ -303,9 +298,7 @@ final class DatabaseBackupTests: XCTestCase {
         print("backup: \(points.count) kills within \(Int(duration * 1000)) ms runs: "
               + "\(tally[.original]!) left no copy, \(tally[.replaced]!) the whole copy")
 
-        let (final, _) = try startTestHelper(["backup", path, copy], keys: keys)
-        final.waitUntilExit()
-        XCTAssertEqual(final.terminationStatus, 0)
+        XCTAssertEqual(try startTestHelper(["backup", path, copy], keys: keys).finish().status, 0)
         XCTAssertEqual(try EncryptionFixture.files(in: dir).filter { $0.hasPrefix(".copy.db") }, [])
         try checkCopy(copy, key: key, rows: 20_000)
     }

@@ -67,10 +67,9 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
 
         // One uninterrupted run tells how long the routine takes.
         let started = Date()
-        let (timing, timingErrors) = try startTestHelper([command, path], keys: keys)
-        timing.waitUntilExit()
+        let timing = try startTestHelper([command, path], keys: keys).finish()
         let duration = Date().timeIntervalSince(started)
-        XCTAssertEqual(timing.terminationStatus, 0, String(decoding: timingErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        XCTAssertEqual(timing.status, 0, timing.stderr)
         try check(path, key: replacement)
 
         let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: killCount(15))
@@ -80,7 +79,7 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
             try FileManager.default.copyItem(atPath: template, toPath: path)
         }
         try restoreOriginal()
-        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper([command, path], keys: keys).0 },
+        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper([command, path], keys: keys).process },
                                    state: {
             guard try holdsOriginal(path, originalKey: original) else {
                 try check(path, key: replacement)
@@ -95,9 +94,7 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
 
         // The path holds the original again: the next run cleans up whatever
         // the killed ones left behind.
-        let (final, _) = try startTestHelper([command, path], keys: keys)
-        final.waitUntilExit()
-        XCTAssertEqual(final.terminationStatus, 0)
+        XCTAssertEqual(try startTestHelper([command, path], keys: keys).finish().status, 0)
         XCTAssertEqual(try EncryptionFixture.files(in: dir).filter { $0.hasPrefix(".app.db") || $0.hasPrefix("app.db-") }, [])
     }
 

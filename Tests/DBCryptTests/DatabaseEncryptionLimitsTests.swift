@@ -14,12 +14,10 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
         XCTAssertGreaterThan(before.count, 1_000_000)
 
         // The child may write files of at most 256 KiB: the new database cannot fit.
-        let (child, errors) = try startTestHelper(
-            ["migrate", path, "--fsize-limit", "\(256 * 1024)"], keys: ["DBCRYPT_TEST_KEY": key])
-        child.waitUntilExit()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let (status, _, message) = try startTestHelper(
+            ["migrate", path, "--fsize-limit", "\(256 * 1024)"], keys: ["DBCRYPT_TEST_KEY": key]).finish()
 
-        XCTAssertEqual(child.terminationStatus, 1)
+        XCTAssertEqual(status, 1)
         XCTAssertTrue(message.contains("file-size limit (ulimit -f)"), message)
         XCTAssertFalse(message.contains(key))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
@@ -28,22 +26,7 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
 
     func testTooLittleFreeSpaceIsRefusedUpFrontWithTheNumbers() throws {
         // A 2 MiB tmpfs holding a 1.2 MB database: the copy needs more than what is left.
-        let mountPoint = try makeTemporaryDirectory(self).appendingPathComponent("small")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint.path]
-        mount.standardError = FileHandle.nullDevice
-        try mount.run()
-        mount.waitUntilExit()
-        try XCTSkipUnless(mount.terminationStatus == 0, "mounting a tmpfs needs root")
-        addTeardownBlock {
-            let umount = Process()
-            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            umount.arguments = [mountPoint.path]
-            try? umount.run()
-            umount.waitUntilExit()
-        }
+        let mountPoint = try mountSmallDisk(self, in: try makeTemporaryDirectory(self), size: "2m")
         let path = mountPoint.appendingPathComponent("app.db").path
         try EncryptionFixture.create(at: path, rows: 8_000)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))

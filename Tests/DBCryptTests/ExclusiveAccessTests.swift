@@ -87,14 +87,9 @@ final class ExclusiveAccessTests: XCTestCase {
         db.close()
 
         // The shell holds a read transaction open until its input ends.
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: sqlcipherShell)
-        shell.arguments = ["-batch", path]
-        let input = Pipe(), output = Pipe()
-        shell.standardInput = input
-        shell.standardOutput = output
-        shell.standardError = FileHandle.nullDevice
-        try shell.run()
+        let input = Pipe()
+        let child = try ChildProcess(sqlcipherShell, ["-batch", path], standardInput: input.fileHandleForReading, standardError: .discarded)
+        let shell = child.process, output = child.outputPipe!
         input.fileHandleForWriting.write(Data("\(shellPrologue()).output /dev/null\nPRAGMA key = '\(passphrase)';\n.output stdout\nBEGIN;\nSELECT count(*) FROM t;\n".utf8))
         XCTAssertEqual(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self), "1\n")
 
@@ -144,8 +139,8 @@ final class ExclusiveAccessTests: XCTestCase {
     /// every commit it reported is there and the file is intact.
     func testAKilledExclusiveWriterLosesNoCommit() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("killed.db").path
-        let output = Pipe()
-        let (helper, errors) = try startTestHelper(["write-exclusively", path], keys: ["DBCRYPT_TEST_KEY": passphrase], output: output)
+        let child = try startTestHelper(["write-exclusively", path], keys: ["DBCRYPT_TEST_KEY": passphrase], output: .captured)
+        let helper = child.process, output = child.outputPipe!, errors = child.errorPipe!
         var printed = ""
         var reported = 0
         // Past 1,000 WAL frames: the pool's background checkpoints ran too.

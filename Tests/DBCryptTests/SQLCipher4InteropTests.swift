@@ -145,6 +145,6 @@ final class SQLCipher4InteropTests: XCTestCase {
     @discardableResult
     private func runPeer(_ path: String, key: String, _ script: String, wal: Bool = false,
                          file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        try TestSupport.runPeer(path, key: key, "wal = args[0] == '1'\n" + script, arguments: [wal ? "1" : "0"], file: file, line: line)
+        try TestFixtures.runPeer(path, key: key, "wal = args[0] == '1'\n" + script, arguments: [wal ? "1" : "0"], file: file, line: line)
     }
 }

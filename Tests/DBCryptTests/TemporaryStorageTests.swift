@@ -1,4 +1,4 @@
-import TestSupport
+import TestFixtures
 import XCTest
 
 /// Temporary storage stays in memory on every engine: a sort bigger than the
@@ -12,7 +12,7 @@ final class TemporaryStorageTests: XCTestCase {
     private func everyWrite(temporaryStorageOnDisk: Bool) throws -> String {
         let directory = try makeTemporaryDirectory(self)
         let trace = directory.appendingPathComponent("writes.trace").path
-        let (status, _, complaint) = try TestSupport.run(
+        let (status, _, complaint) = try runProgram(
             "/usr/bin/strace",
             ["-f", "-qq", "-e", "trace=write,pwrite64,writev,pwritev,pwritev2", "-s", "1000000", "-o", trace,
              testHelperPath, "temp-storage", directory.appendingPathComponent("notes.db").path]

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import DBCrypt
-@_exported import TestSupport
+@_exported import TestFixtures
 
 /// Whether `needle` occurs anywhere in the file's bytes.
 func file(_ path: String, contains needle: String) throws -> Bool {

@@ -1,6 +1,6 @@
 import DBCrypt
 import Foundation
-import TestSupport
+import TestFixtures
 import XCTest
 
 /// The library's open of a database whose `-wal` still holds commits (a

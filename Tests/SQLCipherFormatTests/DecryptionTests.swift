@@ -1,6 +1,6 @@
 import Foundation
 @testable import SQLCipherFormat
-import TestSupport
+import TestFixtures
 import XCTest
 
 /// Decryption of files larger than one window (1 MiB), written while the
@@ -34,11 +34,7 @@ final class DecryptionTests: XCTestCase {
 
     func testADiskThatFillsUpIsCannotWriteAndLeavesNoCopy() throws {
         let path = try makeDatabase(self, rows: 9_000)
-        let mountPoint = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("small")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
-        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint.path])
-        try XCTSkipUnless(mounted.0 == 0, "mounting a tmpfs needs root")
-        addTeardownBlock { _ = try? TestSupport.run("/bin/umount", [mountPoint.path]) }
+        let mountPoint = try mountSmallDisk(self, in: URL(fileURLWithPath: path).deletingLastPathComponent(), size: "1m")
         let reader = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
         XCTAssertThrowsError(try reader.decrypt(to: mountPoint.appendingPathComponent("plain.db").path)) { error in
             guard case SQLCipherFormatError.cannotWrite(_, let reason) = error else { return XCTFail("\(error)") }

@@ -1,7 +1,7 @@
 import DBCrypt
 import Foundation
 import SQLCipherFormat
-import TestSupport
+import TestFixtures
 import XCTest
 
 /// The passphrase of every fixture.

@@ -1,7 +1,7 @@
 import DBCrypt
 import Foundation
 import SQLCipherFormat
-import TestSupport
+import TestFixtures
 import XCTest
 
 /// Files written by implementations we did not write, SQLCipher 4.19

@@ -1,7 +1,7 @@
 import DBCrypt
 import Foundation
 @testable import SQLCipherFormat
-import TestSupport
+import TestFixtures
 import XCTest
 
 final class SalvageTests: XCTestCase {

@@ -1,7 +1,7 @@
 import DBCrypt
 import Foundation
 import SQLCipherFormat
-import TestSupport
+import TestFixtures
 import XCTest
 
 final class VerificationTests: XCTestCase {

@@ -1,6 +1,6 @@
 import Foundation
 import SQLCipherFormat
-import TestSupport
+import TestFixtures
 import XCTest
 
 /// Where SQLite would stop reading a `-wal`, found without a key, on logs

@@ -12,7 +12,7 @@ final class BackupCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         let copy = dir.appendingPathComponent("copy.db").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase))
+        let pool = try DatabasePool(path: path, key: testKey)
         try pool.write { db in
             try db.execute("""
                 CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT);
@@ -37,7 +37,7 @@ final class BackupCommandTests: XCTestCase {
 
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertEqual(run.stdout, "Backed up \(path) to \(copy) under its own key.\n")
-        let db = try Database(path: copy, key: .passphrase(passphrase), options: readOnly)
+        let db = try Database(path: copy, key: testKey, options: readOnly)
         defer { db.close() }
         XCTAssertEqual(try db.integrityProblems(), [])
         let rows = try XCTUnwrap(try db.fetchScalar(Int.self, "SELECT count(*) FROM item"))
@@ -53,7 +53,7 @@ final class BackupCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let copy = dir.appendingPathComponent("copy.db").path
 
         let other = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY", "--new-key-env", "OTHER", "--new-format", "sqlcipher3"],
@@ -61,7 +61,7 @@ final class BackupCommandTests: XCTestCase {
         XCTAssertEqual(other.status, 0, other.stderr)
         var sqlcipher3 = readOnly
         sqlcipher3.cipher = .sqlcipher3
-        let copied = try Database(path: copy, key: .passphrase(otherPassphrase), options: sqlcipher3)
+        let copied = try Database(path: copy, key: otherKey, options: sqlcipher3)
         XCTAssertEqual(try copied.fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
         XCTAssertEqual(copied.cipher?.format, .sqlcipher3)
         copied.close()
@@ -80,7 +80,7 @@ final class BackupCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let before = try contents(path)
         let copy = dir.appendingPathComponent("copy.db").path
 

@@ -29,8 +29,8 @@ final class BadInputCorpusTests: XCTestCase {
         func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
         func write(_ name: String, _ data: Data) throws { try data.write(to: dir.appendingPathComponent(name)) }
         try makePlaintextDatabase(path("plain.db"))
-        try DatabaseEncryption.encrypt(path("plain.db"), to: path("enc.db"), key: .passphrase(passphrase))
-        try DatabaseEncryption.encrypt(path("plain.db"), to: path("enc3.db"), key: .passphrase(passphrase), cipher: .sqlcipher3)
+        try DatabaseEncryption.encrypt(path("plain.db"), to: path("enc.db"), key: testKey)
+        try DatabaseEncryption.encrypt(path("plain.db"), to: path("enc3.db"), key: testKey, cipher: .sqlcipher3)
         let plain = try contents(path("plain.db")), encrypted = try contents(path("enc.db"))
         try write("empty.db", Data())
         try write("text.txt", Data(String(repeating: "hello, this is not a database\n", count: 10).utf8))
@@ -62,16 +62,17 @@ final class BadInputCorpusTests: XCTestCase {
 
         // Write-ahead logs with commits not yet checkpointed: intact, with a
         // damaged first frame, and another database's log beside a file.
-        try writeLoggedDatabase(path("logged.db"), key: passphrase)
-        try writeLoggedDatabase(path("damaged-log.db"), key: passphrase)
+        try writeLoggedDatabase(path("logged.db"), key: keyText)
+        try writeLoggedDatabase(path("damaged-log.db"), key: keyText)
         var log = try contents(path("damaged-log.db-wal"))
         log[32 + 24 + 100] ^= 0x01
         try write("damaged-log.db-wal", log)
-        try writeLoggedDatabase(path("foreign-log.db"), key: passphrase)
+        try writeLoggedDatabase(path("foreign-log.db"), key: keyText)
         try write("foreign-log.db-wal", try contents(path("logged.db-wal")))
         // A plaintext header (an iOS app's database), its salt written down.
-        try FileManager.default.copyItem(atPath: path("enc.db"), toPath: path("header.db"))
-        headerSalt = try givePlaintextHeader(path("header.db"))
+        // Keyed with a passphrase (PASSPHRASE): a salt is what derives its key.
+        try DatabaseEncryption.encrypt(path("plain.db"), to: path("header.db"), key: .passphrase(realPassphrase))
+        headerSalt = try givePlaintextHeader(path("header.db"), environment: passphraseEnvironment)
     }
 
     /// The salt `header` printed for header.db.
@@ -95,7 +96,7 @@ final class BadInputCorpusTests: XCTestCase {
             ("info", { ["info", $0] + key }),
             ("sql", { ["sql", $0, "SELECT count(*) FROM note"] + key }),
             ("schema", { ["schema", $0, "--dir", "Migrations-ok"] + key }),
-            ("kv", { ["kv", $0, "get", "token", "--store-key-env", "OTHER"] + key }),
+            ("kv", { ["kv", $0, "get", "token", "--store-key-env", "STORE"] + key }),
             ("backup", { ["backup", $0, "-o", "out.db"] + key }),
         ]
         for (name, arguments) in commands {
@@ -145,7 +146,7 @@ final class BadInputCorpusTests: XCTestCase {
         let readers: [(String) -> [String]] = [
             { ["sql", $0, "SELECT count(*) FROM t"] }, { ["check", $0] }, { ["info", $0] }, { ["decrypt", $0, "-o", "out.db"] },
             { ["rekey", $0, "--new-key-env", "OTHER"] }, { ["schema", $0, "--dir", "Migrations-ok", "--status"] },
-            { ["schema", $0, "--dir", "Migrations-ok"] }, { ["kv", $0, "get", "token", "--store-key-env", "OTHER"] },
+            { ["schema", $0, "--dir", "Migrations-ok"] }, { ["kv", $0, "get", "token", "--store-key-env", "STORE"] },
         ]
         for command in readers {
             add(command("logged.db") + ["--key-env", "OTHER"], 3, "The key does not open logged.db")
@@ -162,7 +163,7 @@ final class BadInputCorpusTests: XCTestCase {
         for command in [["check", "header.db"], ["info", "header.db"], ["decrypt", "header.db", "-o", "out.db"],
                         ["recover", "header.db", "-o", "out.db"], ["header", "header.db", "--plaintext-header", "0"]] {
             add(command + ["--key-env", "OTHER", "--salt", headerSalt], 3, "header.db")
-            add(command + key + ["--salt", String(repeating: "ab", count: 16)], 3, "header.db")
+            add(command + ["--key-env", "PASSPHRASE", "--salt", String(repeating: "ab", count: 16)], 3, "header.db")
         }
         // Outputs that are not regular files, --force or not.
         for command in [["decrypt", "enc.db"], ["migrate", "plain.db"], ["recover", "enc.db"]] {
@@ -214,8 +215,8 @@ final class BadInputCorpusTests: XCTestCase {
         add(["sql", "enc.db", "SELEC 1; SELECT 2"] + key, 1, "syntax error")
 
         // The sealed store and the envelope.
-        add(["kv", "enc.db", "get", "token", "--store-key-env", "OTHER"] + key, 1, "enc.db has no sealed store named \"default\"")
-        add(["kv", "enc.db", "set", "token", "--store-key-env", "OTHER"] + key, 1, "make it with kv set --create")
+        add(["kv", "enc.db", "get", "token", "--store-key-env", "STORE"] + key, 1, "enc.db has no sealed store named \"default\"")
+        add(["kv", "enc.db", "set", "token", "--store-key-env", "STORE"] + key, 1, "make it with kv set --create")
         add(["kv", "enc.db", "get"] + key, 64, "kv get needs the entry's name")
         add(["kv", "enc.db", "list", "token"] + key, 64, "kv list takes no entry name")
         add(["kv", "enc.db", "get", "token", "--create"] + key, 64, "--create goes with kv set")
@@ -257,7 +258,7 @@ final class BadInputCorpusTests: XCTestCase {
     }
 
     func testEveryCaseExitsWithOneLineAndChangesNothing() throws {
-        let environment = keyEnvironment.merging(["EMPTY": ""]) { $1 }
+        let environment = keyEnvironment.merging(["EMPTY": "", "PASSPHRASE": realPassphrase]) { $1 }
         var expected = try snapshotFiles(in: work)
         let all = cases
         for item in all {

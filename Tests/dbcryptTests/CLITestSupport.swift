@@ -1,14 +1,25 @@
 import DBCrypt
 import Foundation
 import XCTest
-@_exported import TestSupport
+@_exported import TestFixtures
 
+/// The key most end-to-end tests give `--key-env KEY`, and the other one
+/// (`OTHER`): raw keys, which cost no key derivation.
+let keyText = TestKeys.text
+let otherKeyText = TestKeys.otherText
+/// ``keyText`` and ``otherKeyText`` as keys, for the library's side of a test.
+let testKey = TestKeys.key
+let otherKey = TestKeys.other
+/// Real passphrases, each derived at every open (256,000 iterations of
+/// PBKDF2): for the tests where derivation is the point, the peers'
+/// interoperability and the terminal prompt (``passphraseEnvironment``).
+let realPassphrase = "cli-secret-passphrase"
+let otherRealPassphrase = "cli-other-passphrase"
+/// A raw key the tests write out as hex themselves.
+let rawKeyHex = String(repeating: "0123abcd", count: 8)
 /// Every secret the end-to-end tests use: no run may show one in its
 /// arguments, its output or its errors.
-let testSecrets = ["cli-secret-passphrase", "cli-other-passphrase", "0123abcd0123abcd", "0123ABCD0123ABCD"]
-let passphrase = testSecrets[0]
-let otherPassphrase = testSecrets[1]
-let rawKeyHex = String(repeating: "0123abcd", count: 8)
+let testSecrets = TestKeys.secrets + [realPassphrase, otherRealPassphrase, "0123abcd0123abcd", "0123ABCD0123ABCD"]
 
 /// What one run of `dbcrypt` did.
 struct Run {
@@ -16,10 +27,6 @@ struct Run {
     let stdout: String
     let stderr: String
 }
-
-/// The `dbcrypt` binary, built beside the test bundle.
-let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("dbcrypt").path
 
 /// Runs `dbcrypt` with `arguments`, `environment` added to this process's,
 /// the variables in `removing` taken away, and no terminal (standard input
@@ -30,35 +37,13 @@ let dbcryptPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPat
 func dbcrypt(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [], in directory: URL? = nil,
              as user: uid_t? = nil, input: Data? = nil, standardInput: FileHandle? = nil, standardOutput: FileHandle? = nil,
              file: StaticString = #filePath, line: UInt = #line) throws -> Run {
-    let process = Process()
-    if let user {
-        // setpriv (util-linux) runs it as another user, with that user's group and no others.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", dbcryptPath] + arguments
-    } else {
-        process.executableURL = URL(fileURLWithPath: dbcryptPath)
-        process.arguments = arguments
-    }
-    if let directory { process.currentDirectoryURL = directory }
-    var env = ProcessInfo.processInfo.environment
-    env.merge(environment) { $1 }
-    for name in removing { env[name] = nil }
-    process.environment = env
-    let output = Pipe(), errors = Pipe(), stdin = Pipe()
-    process.standardInput = standardInput ?? (input == nil ? FileHandle.nullDevice : stdin)
-    process.standardOutput = standardOutput ?? output
-    process.standardError = errors
-    try process.run()
-    if let input {
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-    }
-    if standardOutput != nil { try output.fileHandleForWriting.close() }   // else the read below never ends
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let run = Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                  stderr: String(decoding: err, as: UTF8.self))
+    // setpriv (util-linux) runs it as another user, with that user's group and no others.
+    let (executable, commandLine) = user.map { ("/usr/bin/setpriv", ["--reuid=\($0)", "--regid=\($0)", "--clear-groups", dbcryptPath] + arguments) }
+        ?? (dbcryptPath, arguments)
+    let child = try ChildProcess(executable, commandLine, environment: environment, removing: removing, directory: directory,
+                                 input: input, standardInput: standardInput, standardOutput: standardOutput.map { .to($0) } ?? .captured)
+    let (status, stdout, stderr) = child.finish()
+    let run = Run(status: status, stdout: stdout, stderr: stderr)
     for secret in testSecrets {
         for text in arguments + [run.stdout, run.stderr] {
             XCTAssertFalse(text.contains(secret), "a key appeared in: \(text.prefix(200))", file: file, line: line)
@@ -67,8 +52,12 @@ func dbcrypt(_ arguments: [String], environment: [String: String] = [:], removin
     return run
 }
 
-/// The environment that gives `dbcrypt --key-env KEY` the test passphrase.
-let keyEnvironment = ["KEY": passphrase, "OTHER": otherPassphrase]
+/// The environment that gives `dbcrypt --key-env KEY` the test key,
+/// `--key-env OTHER` the other one, and `--store-key-env STORE` and
+/// `NEW_STORE` a sealed store's raw keys.
+let keyEnvironment = ["KEY": keyText, "OTHER": otherKeyText, "STORE": TestKeys.storeText, "NEW_STORE": TestKeys.otherStoreText]
+/// The environment that gives `--key-env KEY` and `OTHER` real passphrases.
+let passphraseEnvironment = ["KEY": realPassphrase, "OTHER": otherRealPassphrase]
 
 /// A plaintext database with two tables and `rows` notes.
 func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
@@ -94,15 +83,7 @@ func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLW
 /// Starts `dbcrypt` with `arguments` and `environment` added to this
 /// process's, its output discarded: for the tests that kill it mid-way.
 func startDbcrypt(_ arguments: [String], environment: [String: String]) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: dbcryptPath)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
+    try ChildProcess(dbcryptPath, arguments, environment: environment, standardOutput: .discarded, standardError: .discarded).process
 }
 
 /// Every file under `dir`: its bytes and mode, a link's target, or what
@@ -125,11 +106,12 @@ func snapshotFiles(in dir: URL) throws -> [String: Data] {
     return files
 }
 
-/// Gives the encrypted database at `path` (keyed with the test passphrase)
-/// a 32-byte plaintext header with `dbcrypt header`, and returns the salt
-/// it printed, in hex.
-func givePlaintextHeader(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    let run = try dbcrypt(["header", path, "--plaintext-header", "32", "--key-env", "KEY"], environment: keyEnvironment)
+/// Gives the encrypted database at `path` (keyed with what `environment`
+/// gives `--key-env KEY`) a 32-byte plaintext header with `dbcrypt header`,
+/// and returns the salt it printed, in hex.
+func givePlaintextHeader(_ path: String, environment: [String: String] = keyEnvironment,
+                         file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let run = try dbcrypt(["header", path, "--plaintext-header", "32", "--key-env", "KEY"], environment: environment)
     XCTAssertEqual(run.status, 0, run.stderr, file: file, line: line)
     return String(try XCTUnwrap(run.stdout.split(separator: "\n").first { $0.hasPrefix("salt: ") }, file: file, line: line).dropFirst(6))
 }

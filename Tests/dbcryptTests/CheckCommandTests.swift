@@ -10,7 +10,7 @@ final class CheckCommandTests: XCTestCase {
         try makePlaintextDatabase(plain)
         XCTAssertEqual(try dbcrypt(["check", plain]).status, 0)
         let encrypted = dir.appendingPathComponent("encrypted.db").path
-        try DatabaseEncryption.encrypt(plain, to: encrypted, key: .passphrase(passphrase))
+        try DatabaseEncryption.encrypt(plain, to: encrypted, key: testKey)
         let run = try dbcrypt(["check", encrypted, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.hasPrefix("ok:"), run.stdout)
@@ -25,7 +25,7 @@ final class CheckCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let encrypted = dir.appendingPathComponent("encrypted.db").path
         try makePlaintextDatabase(encrypted)
-        try DatabaseEncryption.migrateInPlace(encrypted, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(encrypted, key: testKey)
         let garbage = dir.appendingPathComponent("garbage.db").path
         try Data((0..<9000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: URL(fileURLWithPath: garbage))
         let empty = dir.appendingPathComponent("empty.db").path
@@ -42,7 +42,7 @@ final class CheckCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let full = try contents(path)
         try full.prefix(full.count / 2).write(to: URL(fileURLWithPath: path))
         let run = try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment)
@@ -54,7 +54,7 @@ final class CheckCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         var bytes = try contents(path)
         bytes[4096 * 3 + 100] ^= 0xFF   // one byte of the fourth page: its HMAC no longer matches
         try bytes.write(to: URL(fileURLWithPath: path))
@@ -66,7 +66,7 @@ final class CheckCommandTests: XCTestCase {
     func testADamagedFirstPageIsNamedNotTakenForAWrongKey() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         var bytes = try contents(path)
         bytes[1000] ^= 0x20
         try bytes.write(to: URL(fileURLWithPath: path))
@@ -80,7 +80,7 @@ final class CheckCommandTests: XCTestCase {
     func testEveryChangedByteExitsFourNamingItsPage() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let original = try contents(path)
         var generator = SystemRandomNumberGenerator()
         for round in 0..<12 {

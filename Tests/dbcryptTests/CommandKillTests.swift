@@ -10,8 +10,8 @@ import XCTest
 /// left behind. DBCRYPT_KILL_SCALE multiplies the counts (`make kill-tests`).
 final class CommandKillTests: XCTestCase {
     static let rows = 300_000
-    let key = DatabaseKey.passphrase(passphrase)
-    let newKey = DatabaseKey.passphrase(otherPassphrase)
+    let key = testKey
+    let newKey = otherKey
     var dir: URL!
     var plainTemplate: String!
 

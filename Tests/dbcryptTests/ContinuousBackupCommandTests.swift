@@ -11,35 +11,27 @@ final class ContinuousBackupCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         let destination = dir.appendingPathComponent("backup").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase))
+        let pool = try DatabasePool(path: path, key: testKey)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: dbcryptPath)
-        process.arguments = ["backup", path, "--continuous", "-o", destination, "--interval", "0.05", "--key-env", "KEY"]
-        process.environment = ProcessInfo.processInfo.environment.merging(keyEnvironment) { $1 }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let backup = try ChildProcess(dbcryptPath, ["backup", path, "--continuous", "-o", destination, "--interval", "0.05", "--key-env", "KEY"],
+                                      environment: keyEnvironment)
+        func records() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? [] }
         // The app commits once the backup has taken its first snapshot.
-        let deadline = Date().addingTimeInterval(30)
-        while !((try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []).contains(where: { $0.contains("-snapshot-") }),
-              Date() < deadline, process.isRunning {
-            usleep(10_000)
-        }
+        assertEventually("the backup took no snapshot") { records().contains { $0.contains("-snapshot-") } || !backup.process.isRunning }
         var rowsAt: [Int] = []
         for round in 0..<20 {
+            let shippedBefore = records().count
             try pool.write { db in
                 for _ in 0...round { try db.execute("INSERT INTO item(body) VALUES (hex(randomblob(50)))") }
             }
             rowsAt.append(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") }!)
-            usleep(20_000)
+            // Each round is shipped in a record of its own before the next commits.
+            assertEventually("round \(round) was not shipped") { records().count > shippedBefore || !backup.process.isRunning }
         }
-        process.terminate()
-        process.waitUntilExit()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        backup.process.terminate()
+        let (status, printed, complaint) = backup.finish()
+        XCTAssertEqual(status, 0, complaint)
         let shipped = printed.split(separator: "\n").compactMap { line in line.split(separator: " ").dropFirst(2).first.flatMap { UInt64($0) } }
         XCTAssertGreaterThan(shipped.count, 2, printed)
 
@@ -63,7 +55,7 @@ final class ContinuousBackupCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         let destination = dir.appendingPathComponent("backup").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase))
+        let pool = try DatabasePool(path: path, key: testKey)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
         for round in 0..<4 {
             try pool.write { db in try db.execute("INSERT INTO item(body) VALUES ('r\(round)')") }
@@ -104,7 +96,7 @@ final class ContinuousBackupCommandTests: XCTestCase {
     private func rows(_ path: String) throws -> Int {
         var options = Database.Options()
         options.readOnly = true
-        let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+        let db = try Database(path: path, key: testKey, options: options)
         defer { db.close() }
         XCTAssertEqual(try db.integrityProblems(), [])
         return try db.fetchScalar(Int.self, "SELECT count(*) FROM item") ?? 0

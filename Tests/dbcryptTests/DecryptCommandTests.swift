@@ -10,7 +10,7 @@ final class DecryptCommandTests: XCTestCase {
         let path = dir.appendingPathComponent("app.db").path
         let output = dir.appendingPathComponent("plain.db").path
         try makePlaintextDatabase(original)
-        try DatabaseEncryption.encrypt(original, to: path, key: .passphrase(passphrase))
+        try DatabaseEncryption.encrypt(original, to: path, key: testKey)
 
         let run = try dbcrypt(["decrypt", path, "-o", output, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
@@ -23,7 +23,7 @@ final class DecryptCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let before = try contents(path)
         let output = dir.appendingPathComponent("plain.db").path
         let run = try dbcrypt(["decrypt", path, "-o", output, "--key-env", "OTHER"], environment: keyEnvironment)

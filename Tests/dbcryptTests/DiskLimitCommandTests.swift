@@ -19,7 +19,7 @@ final class DiskLimitCommandTests: XCTestCase {
         try makePlaintextDatabase(path("plain.db"), rows: 3000)
         let before = try contents(path("plain.db"))
         // ulimit -f counts 1024-byte blocks: the source is larger than 64 KiB.
-        let run = try TestSupport.run("/bin/sh", ["-c", "ulimit -f 64; exec \"$0\" \"$@\"", dbcryptPath,
+        let run = try runProgram("/bin/sh", ["-c", "ulimit -f 64; exec \"$0\" \"$@\"", dbcryptPath,
                                                   "migrate", path("plain.db"), "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(run.0, 1, run.2)
         XCTAssertTrue(run.2.contains("file-size limit"), run.2)
@@ -31,11 +31,7 @@ final class DiskLimitCommandTests: XCTestCase {
         // A tmpfs with room for the up-front check (1.2 times the source) but
         // not for the new file: rows of 500 bytes fill 4 KiB plaintext pages,
         // and take a whole 1 KiB page each in the SQLCipher 3 format.
-        let mountPoint = dir.appendingPathComponent("small")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
-        let mounted = try TestSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mountPoint.path])
-        try XCTSkipUnless(mounted.0 == 0, "mounting a tmpfs needs root")
-        addTeardownBlock { _ = try? TestSupport.run("/bin/umount", [mountPoint.path]) }
+        let mountPoint = try mountSmallDisk(self, in: dir, size: "3m")
         let source = mountPoint.appendingPathComponent("app.db").path
         let db = try Database(path: source)
         try db.execute("CREATE TABLE t(x BLOB)")

@@ -31,7 +31,7 @@ final class FileIdentityCommandTests: XCTestCase {
 
         let rekeyed = try dbcrypt(["rekey", path("app.db"), "--key-env", "KEY", "--new-key-env", "OTHER"], environment: keyEnvironment)
         XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)
-        XCTAssertNoThrow(try Database(path: path("real.db"), key: .passphrase(otherPassphrase)))
+        XCTAssertNoThrow(try Database(path: path("real.db"), key: otherKey))
         XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: path("app.db")), "real.db")
     }
 
@@ -152,7 +152,7 @@ final class FileIdentityCommandTests: XCTestCase {
         XCTAssertTrue(inPlace.stderr.contains("Permission denied"), inPlace.stderr)
 
         // A WAL with changes not yet in the file cannot be read without write access.
-        let wal = try Database(path: path("e.db"), key: .passphrase(passphrase))
+        let wal = try Database(path: path("e.db"), key: testKey)
         try wal.execute("PRAGMA journal_mode = WAL; INSERT INTO author(name) VALUES ('only in the WAL')")
         let walRun = try dbcrypt(["decrypt", path("e.db"), "-o", out.appendingPathComponent("p2.db").path, "--key-env", "KEY"],
                                  environment: keyEnvironment, as: 65534)
@@ -180,7 +180,7 @@ final class FileIdentityCommandTests: XCTestCase {
         XCTAssertEqual(created.status, 1)
         XCTAssertEqual(created.stderr, "dbcrypt: Permission denied for \(dir.path): check the file's owner and mode.\n")
         for (file, says) in [("e.db", "this user may only read it"), ("w.db", "SQLite cannot make its journal beside it")] {
-            let run = try dbcrypt(["kv", path(file), "set", "token", "--create", "--key-env", "KEY", "--store-key-env", "OTHER"],
+            let run = try dbcrypt(["kv", path(file), "set", "token", "--create", "--key-env", "KEY", "--store-key-env", "STORE"],
                                   environment: keyEnvironment, as: 65534, input: Data("value".utf8))
             XCTAssertEqual(run.status, 1, run.stderr)
             XCTAssertTrue(run.stderr.contains("Cannot write \(path(file)): \(says)"), run.stderr)
@@ -195,13 +195,9 @@ final class FileIdentityCommandTests: XCTestCase {
         XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],
                                    environment: keyEnvironment).status, 0)
         XCTAssertEqual(mkfifo(path("key"), 0o600), 0)
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", "printf '%s' \"$KEY\" > \"$1\"", "sh", path("key")]
-        writer.environment = ["KEY": passphrase]
-        try writer.run()
+        let writer = try ChildProcess("/bin/sh", ["-c", "printf '%s' \"$KEY\" > \"$1\"", "sh", path("key")], environment: ["KEY": keyText])
         let run = try dbcrypt(["check", path("e.db"), "--key-file", path("key")])
-        writer.waitUntilExit()
+        XCTAssertEqual(writer.finish().status, 0)
         XCTAssertEqual(run.status, 0, run.stderr)
     }
 

@@ -8,7 +8,7 @@ final class InfoCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let run = try dbcrypt(["info", path, "--key-env", "KEY", "--json"], environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         let info = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -30,7 +30,7 @@ final class InfoCommandTests: XCTestCase {
         XCTAssertTrue(plain.stdout.contains("format: plaintext"), plain.stdout)
         XCTAssertTrue(plain.stdout.contains("note: 200 rows"), plain.stdout)
 
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
         let unkeyed = try dbcrypt(["info", path])
         XCTAssertEqual(unkeyed.status, 0, unkeyed.stderr)
         XCTAssertTrue(unkeyed.stdout.contains("encrypted or not a database"), unkeyed.stdout)

@@ -8,13 +8,13 @@ import XCTest
 /// `cryptography` and back.
 final class KVCommandTests: XCTestCase {
     var work: URL!
-    let environment = keyEnvironment.merging(["STORE": testSecrets[2], "NEW_STORE": testSecrets[3]]) { $1 }
+    let environment = keyEnvironment
 
     override func setUpWithError() throws {
         work = try makeTemporaryDirectory(self)
         try makePlaintextDatabase(work.appendingPathComponent("plain.db").path)
         try DatabaseEncryption.encrypt(work.appendingPathComponent("plain.db").path,
-                                       to: work.appendingPathComponent("app.db").path, key: .passphrase(passphrase))
+                                       to: work.appendingPathComponent("app.db").path, key: testKey)
     }
 
     private func kv(_ arguments: [String], input: Data? = nil, store: String = "STORE", as user: uid_t? = nil,
@@ -69,18 +69,10 @@ final class KVCommandTests: XCTestCase {
     func testNamesAreUTF8AndListAsThemselves() throws {
         XCTAssertEqual(try kv(["set", "seed", "--create"], input: Data("0".utf8)).status, 0)
         for bytes in ["inv\\376", "inv\\377"] {
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            shell.arguments = ["-c", "exec \"$0\" kv app.db set \"$(printf '\(bytes)')\" --key-env KEY --store-key-env STORE", dbcryptPath]
-            shell.currentDirectoryURL = work
-            shell.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let errors = Pipe()
-            shell.standardInput = FileHandle.nullDevice
-            shell.standardError = errors
-            try shell.run()
-            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            shell.waitUntilExit()
-            XCTAssertEqual(shell.terminationStatus, 64, said)
+            let (status, _, said) = try ChildProcess(
+                "/bin/sh", ["-c", "exec \"$0\" kv app.db set \"$(printf '\(bytes)')\" --key-env KEY --store-key-env STORE", dbcryptPath],
+                environment: environment, directory: work).finish()
+            XCTAssertEqual(status, 64, said)
             XCTAssertEqual(said, "dbcrypt: Argument 4 is not valid UTF-8: dbcrypt reads entry names, paths and SQL as UTF-8 text.\n")
         }
         let names = ["a\nb", "a\\nb", "", "\"\"", "tab\there", "line\u{2028}sep"]

@@ -12,36 +12,29 @@ final class KVConcurrencyCommandTests: XCTestCase {
     override func setUpWithError() throws {
         dir = try makeTemporaryDirectory(self)
         path = dir.appendingPathComponent("app.db").path
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: testKey)
         try db.execute("CREATE TABLE app(x)")
         db.close()
     }
 
     /// Starts `dbcrypt kv` with `input` on its standard input.
-    private func startKV(_ arguments: [String], input: Data = Data()) throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: dbcryptPath)
-        process.arguments = ["kv", path] + arguments + ["--key-env", "KEY", "--store-key-env", "OTHER"]
-        process.environment = ProcessInfo.processInfo.environment.merging(keyEnvironment) { $1 }
-        let stdin = Pipe(), errors = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        return (process, errors)
+    /// `storeKey` names the variable of the store's key: a raw key, or
+    /// PASSPHRASE, a real passphrase (Argon2id, which takes a while).
+    private func startKV(_ arguments: [String], input: Data = Data(), storeKey: String = "STORE") throws -> ChildProcess {
+        try ChildProcess(dbcryptPath, ["kv", path] + arguments + ["--key-env", "KEY", "--store-key-env", storeKey],
+                         environment: keyEnvironment.merging(["PASSPHRASE": realPassphrase]) { $1 }, input: input,
+                         standardOutput: .discarded)
     }
 
     /// Waits for `started` and returns its exit status and what it said.
-    private func finish(_ started: (Process, Pipe)) -> (status: Int32, stderr: String) {
-        let said = started.1.fileHandleForReading.readDataToEndOfFile()
-        started.0.waitUntilExit()
-        return (started.0.terminationStatus, String(decoding: said, as: UTF8.self))
+    private func finish(_ started: ChildProcess) -> (status: Int32, stderr: String) {
+        let (status, _, stderr) = started.finish()
+        return (status, stderr)
     }
 
-    private func get(_ name: String) throws -> String {
-        try dbcrypt(["kv", path, "get", name, "--key-env", "KEY", "--store-key-env", "OTHER"], environment: keyEnvironment).stdout
+    private func get(_ name: String, storeKey: String = "STORE") throws -> String {
+        try dbcrypt(["kv", path, "get", name, "--key-env", "KEY", "--store-key-env", storeKey],
+                    environment: keyEnvironment.merging(["PASSPHRASE": realPassphrase]) { $1 }).stdout
     }
 
     func testTwoProcessesCreatingTheStoreAtOnceBothLand() throws {
@@ -53,27 +46,28 @@ final class KVConcurrencyCommandTests: XCTestCase {
                 XCTAssertEqual(run.status, 0, "trial \(trial), \(name): \(run.stderr)")
             }
             for (name, value) in [("first", "one"), ("second", "two")] {
-                let got = try dbcrypt(["kv", path, "get", name, "--store", store, "--key-env", "KEY", "--store-key-env", "OTHER"],
+                let got = try dbcrypt(["kv", path, "get", name, "--store", store, "--key-env", "KEY", "--store-key-env", "STORE"],
                                       environment: keyEnvironment)
                 XCTAssertEqual(got.stdout, value, "trial \(trial): \(got.stderr)")
             }
         }
     }
 
-    /// The set reads the store's header, derives its key (a while), then
-    /// reads the data keys: a rotation committed meanwhile retired the key
-    /// the header named. Started at several offsets into the rotation.
+    /// The set reads the store's header, derives its key (a while: the
+    /// store's key is a passphrase here), then reads the data keys: a
+    /// rotation committed meanwhile retired the key the header named.
+    /// Started at several offsets into the rotation, each a deliberate pause.
     func testASetWhileAnotherProcessRotatesLands() throws {
-        XCTAssertEqual(finish(try startKV(["set", "seed", "--create"], input: Data("0".utf8))).status, 0)
+        XCTAssertEqual(finish(try startKV(["set", "seed", "--create"], input: Data("0".utf8), storeKey: "PASSPHRASE")).status, 0)
         for (trial, delay) in [0.0, 0.05, 0.1, 0.15, 0.2, 0.25].enumerated() {
-            let rotation = try startKV(["rotate"])
-            Thread.sleep(forTimeInterval: delay)
-            let set = try startKV(["set", "during\(trial)"], input: Data("value \(trial)".utf8))
+            let rotation = try startKV(["rotate"], storeKey: "PASSPHRASE")
+            pause(delay)
+            let set = try startKV(["set", "during\(trial)"], input: Data("value \(trial)".utf8), storeKey: "PASSPHRASE")
             let rotated = finish(rotation), written = finish(set)
             XCTAssertEqual(rotated.status, 0, "trial \(trial): \(rotated.stderr)")
             XCTAssertEqual(written.status, 0, "trial \(trial): \(written.stderr)")
-            XCTAssertEqual(try get("during\(trial)"), "value \(trial)")
+            XCTAssertEqual(try get("during\(trial)", storeKey: "PASSPHRASE"), "value \(trial)")
         }
-        XCTAssertEqual(try get("seed"), "0")
+        XCTAssertEqual(try get("seed", storeKey: "PASSPHRASE"), "0")
     }
 }

@@ -114,7 +114,7 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(try session.secretTool(["store", "--label=junk", "service", "dbcrypt", "account", "junk"], input: "x'1234'").status, 0)
         let credentials = directory.appendingPathComponent("credentials")
         try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
-        XCTAssertTrue(FileManager.default.createFile(atPath: credentials.appendingPathComponent("open").path, contents: Data(passphrase.utf8),
+        XCTAssertTrue(FileManager.default.createFile(atPath: credentials.appendingPathComponent("open").path, contents: Data(keyText.utf8),
                                                      attributes: [.posixPermissions: 0o644]))
         let plain = directory.appendingPathComponent("plain.db").path
         try makePlaintextDatabase(plain, rows: 3)
@@ -215,7 +215,7 @@ final class KeyCommandTests: XCTestCase {
         let before = try snapshotFiles(in: directory)
         let name = "refused-\(UUID().uuidString.prefix(8))"
         for command in [["key", "create", "--kernel-keyring", name], ["migrate", plain, "--key-kernel-keyring", name]] {
-            let (status, _, complaint) = try TestSupport.run(
+            let (status, _, complaint) = try runProgram(
                 "/usr/bin/keyctl", ["session", "-", "sh", "-c", "keyctl setperm @s 0x3b010000 && exec \"$0\" \"$@\"", dbcryptPath] + command)
             XCTAssertEqual(status, 1, complaint)
             XCTAssertTrue(complaint.hasSuffix("\ndbcrypt: The kernel keyring refused the change (Permission denied): nothing was changed.\n"), complaint)

@@ -9,11 +9,11 @@ final class KeyOptionsTests: XCTestCase {
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path)
         let keyFile = dir.appendingPathComponent("key.txt").path
-        try Data((passphrase + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+        try Data((realPassphrase + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
         XCTAssertEqual(try dbcrypt(["migrate", path, "--key-file", keyFile]).status, 0)
         // The same passphrase from the environment, without the newline, opens it.
-        XCTAssertEqual(try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
-        XCTAssertNoThrow(try Database(path: path, key: .passphrase(passphrase)))
+        XCTAssertEqual(try dbcrypt(["check", path, "--key-env", "KEY"], environment: passphraseEnvironment).status, 0)
+        XCTAssertNoThrow(try Database(path: path, key: .passphrase(realPassphrase)))
     }
 
     func testRawKeyFile() throws {

@@ -13,7 +13,7 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertEqual(run.stderr, "", "no progress bar when stderr is not a terminal")
         XCTAssertTrue(run.stdout.contains("in place"), run.stdout)
         XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: testKey)
         XCTAssertEqual(db.cipher, .sqlcipher4)
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
         XCTAssertEqual(try db.fetchScalar(Int.self, "PRAGMA user_version"), 3)
@@ -31,7 +31,7 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertEqual(try contents(path), before)
         var options = Database.Options()
         options.cipher = CipherSettings(.sqlcipher3, kdfIterations: 4000)
-        XCTAssertEqual(try Database(path: output, key: .passphrase(passphrase), options: options)
+        XCTAssertEqual(try Database(path: output, key: testKey, options: options)
             .fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
     }
 

@@ -3,14 +3,16 @@ import Foundation
 import XCTest
 
 /// The commands that go through DBCrypt's page reader: files the linked
-/// SQLCipher cannot open, plaintext headers, and recovery.
+/// SQLCipher cannot open, plaintext headers, and recovery. Keyed with real
+/// passphrases: which settings open a file, and the salt a plaintext header
+/// hides, are matters of key derivation.
 final class PageReaderCommandTests: XCTestCase {
     private func sqlcipher419File(_ pragmas: [String]) throws -> String {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("peer.db").path
-        try runPeer(path, key: passphrase, """
+        try runPeer(path, key: realPassphrase, """
             import sqlcipher3
             db = sqlcipher3.connect(path)
-            db.execute("PRAGMA key = '%s'" % key)
+            db.execute("PRAGMA key = \\"%s\\"" % key)
             for pragma in args: db.execute("PRAGMA " + pragma)
             db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)")
             db.executemany("INSERT INTO note(title) VALUES (?)", [("note %d" % i,) for i in range(500)])
@@ -28,12 +30,12 @@ final class PageReaderCommandTests: XCTestCase {
     func testDecryptFallsBackToThePageReaderForSettingsTheLinkedSQLCipherCannotOpen() throws {
         let path = try sqlcipher419File(["cipher_compatibility = 2"])
         let plain = path + ".plain"
-        let run = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY"], environment: keyEnvironment)
+        let run = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY"], environment: passphraseEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stderr.contains("DBCrypt's page reader decrypted it"), run.stderr)
         XCTAssertTrue(run.stderr.contains("SQLCipher 2"), run.stderr)
         XCTAssertEqual(try titles(plain), (0..<500).map { "note \($0)" })
-        let wrong = try dbcrypt(["decrypt", path, "-o", plain + "2", "--key-env", "OTHER"], environment: keyEnvironment)
+        let wrong = try dbcrypt(["decrypt", path, "-o", plain + "2", "--key-env", "OTHER"], environment: passphraseEnvironment)
         XCTAssertEqual(wrong.status, 3, wrong.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: plain + "2"))
     }
@@ -46,11 +48,11 @@ final class PageReaderCommandTests: XCTestCase {
         let hashes = ["--kdf-algorithm", "sha256", "--hmac-algorithm", "sha256"]
         let engine = try CipherInfo.linked().supports(.hmacAlgorithm)
         let plain = path + ".plain"
-        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY"] + hashes, environment: keyEnvironment)
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY"] + hashes, environment: passphraseEnvironment)
         XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
         XCTAssertEqual(decrypt.stderr.contains("page reader decrypted it"), !engine, decrypt.stderr)
         XCTAssertEqual(try titles(plain).count, 500)
-        let check = try dbcrypt(["check", path, "--key-env", "KEY"] + hashes, environment: keyEnvironment)
+        let check = try dbcrypt(["check", path, "--key-env", "KEY"] + hashes, environment: passphraseEnvironment)
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertEqual(check.stdout.contains("cannot open these settings"), !engine, check.stdout)
         XCTAssertEqual(check.stdout.contains("cipher_integrity_check passed"), engine, check.stdout)
@@ -64,39 +66,39 @@ final class PageReaderCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 500)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
-        let salt = try givePlaintextHeader(path)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(realPassphrase))
+        let salt = try givePlaintextHeader(path, environment: passphraseEnvironment)
         XCTAssertEqual(try contents(path).prefix(16), Data("SQLite format 3\u{0}".utf8))
-        XCTAssertEqual(try runPeer(path, key: passphrase, """
+        XCTAssertEqual(try runPeer(path, key: realPassphrase, """
             import sqlcipher3
             db = sqlcipher3.connect(path)
-            db.execute("PRAGMA key = '%s'" % key)
+            db.execute("PRAGMA key = \\"%s\\"" % key)
             db.execute("PRAGMA cipher_plaintext_header_size = 32")
             db.execute("PRAGMA cipher_salt = \\"x'%s'\\"" % args[0])
             print(db.execute("SELECT count(*) FROM note").fetchone()[0])
             """, arguments: [salt]), "500\n")
 
-        let unsalted = try dbcrypt(["check", path, "--key-env", "KEY"], environment: keyEnvironment)
+        let unsalted = try dbcrypt(["check", path, "--key-env", "KEY"], environment: passphraseEnvironment)
         XCTAssertEqual(unsalted.status, 3)
         XCTAssertTrue(unsalted.stderr.contains("give the salt"), unsalted.stderr)
-        let check = try dbcrypt(["check", path, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
+        let check = try dbcrypt(["check", path, "--key-env", "KEY", "--salt", salt], environment: passphraseEnvironment)
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertTrue(check.stdout.contains("32-byte plaintext header"), check.stdout)
-        let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", salt, "--json"], environment: keyEnvironment)
+        let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", salt, "--json"], environment: passphraseEnvironment)
         XCTAssertEqual(info.status, 0, info.stderr)
         XCTAssertTrue(info.stdout.contains(#""header":"plaintext SQLite header, encrypted pages"#), info.stdout)
         // Read by the page reader (3.4.1) or by SQLCipher itself (4.x).
         XCTAssertTrue(info.stdout.contains(#""format":"SQLCipher 4, 32-byte plaintext header""#)
                       || info.stdout.contains(#""format":"sqlcipher4","plaintext_header_size":32"#), info.stdout)
         let plain = dir.appendingPathComponent("plain.db").path
-        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", salt], environment: passphraseEnvironment)
         XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
         XCTAssertEqual(try titles(plain).count, 500)
 
         let back = try dbcrypt(["header", path, "--plaintext-header", "0", "--key-env", "KEY", "--salt", salt],
-                               environment: keyEnvironment)
+                               environment: passphraseEnvironment)
         XCTAssertEqual(back.status, 0, back.stderr)
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: .passphrase(realPassphrase))
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 500)
         db.close()
     }
@@ -110,20 +112,20 @@ final class PageReaderCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 50)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
-        let salt = try givePlaintextHeader(path)
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(realPassphrase))
+        let salt = try givePlaintextHeader(path, environment: passphraseEnvironment)
         let otherSalt = String(repeating: "ab", count: 16)
         let before = try snapshotFiles(in: dir)
         for (key, salt) in [("OTHER", salt), ("KEY", otherSalt)] {
             for command in [["check", "app.db"], ["info", "app.db"], ["decrypt", "app.db", "-o", "out.db"],
                             ["recover", "app.db", "-o", "out.db"], ["header", "app.db", "--plaintext-header", "0"]] {
-                let run = try dbcrypt(command + ["--key-env", key, "--salt", salt], environment: keyEnvironment, in: dir)
+                let run = try dbcrypt(command + ["--key-env", key, "--salt", salt], environment: passphraseEnvironment, in: dir)
                 XCTAssertEqual(run.status, 3, "\(command) \(key): \(run.stdout) \(run.stderr)")
                 XCTAssertEqual(try snapshotFiles(in: dir), before, "\(command) \(key) changed a file")
             }
         }
         let back = try dbcrypt(["header", "app.db", "--plaintext-header", "0", "--key-env", "KEY", "--salt", salt],
-                               environment: keyEnvironment, in: dir)
+                               environment: passphraseEnvironment, in: dir)
         XCTAssertEqual(back.status, 0, back.stderr)
     }
 
@@ -166,9 +168,9 @@ final class PageReaderCommandTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 3000)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(realPassphrase))
         let intact = dir.appendingPathComponent("intact.db").path
-        let whole = try dbcrypt(["recover", path, "-o", intact, "--key-env", "KEY"], environment: keyEnvironment)
+        let whole = try dbcrypt(["recover", path, "-o", intact, "--key-env", "KEY"], environment: passphraseEnvironment)
         XCTAssertEqual(whole.status, 0, whole.stderr)
         XCTAssertTrue(whole.stdout.contains("note: 3000 rows"), whole.stdout)
         XCTAssertTrue(whole.stdout.contains("Every one of the"), whole.stdout)
@@ -178,7 +180,7 @@ final class PageReaderCommandTests: XCTestCase {
         for page in [1, pages / 2, pages - 1] { bytes[(page - 1) * 4096 + 300] ^= 0x55 }
         try bytes.write(to: URL(fileURLWithPath: path))
         let rescued = dir.appendingPathComponent("rescued.db").path
-        let run = try dbcrypt(["recover", path, "-o", rescued, "--key-env", "KEY"], environment: keyEnvironment)
+        let run = try dbcrypt(["recover", path, "-o", rescued, "--key-env", "KEY"], environment: passphraseEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.contains("3 of \(pages) pages did not authenticate and were lost (pages 1, \(pages / 2), \(pages - 1))"), run.stdout)
         let db = try Database(path: rescued)

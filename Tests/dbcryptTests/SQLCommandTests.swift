@@ -9,7 +9,7 @@ final class SQLCommandTests: XCTestCase {
     override func setUpWithError() throws {
         path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 5)
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(passphrase))
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
     }
 
     func testJSONParsesBackToTheRows() throws {

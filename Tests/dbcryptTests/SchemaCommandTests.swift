@@ -34,7 +34,7 @@ final class SchemaCommandTests: XCTestCase {
         XCTAssertEqual(lines.count, 3)
         XCTAssertTrue(lines[0].hasPrefix("0001_create_note  applied 20"), status.stdout)
         XCTAssertEqual(lines[2], "0003_add_body  pending")
-        XCTAssertEqual(try Database(path: path, key: .passphrase(passphrase)).fetchScalar(Int.self, "PRAGMA user_version"), 2)
+        XCTAssertEqual(try Database(path: path, key: testKey).fetchScalar(Int.self, "PRAGMA user_version"), 2)
     }
 
     func testRefusalExitsOneAndChangesNothing() throws {
@@ -58,7 +58,7 @@ final class SchemaCommandTests: XCTestCase {
 
     func testAHandVersionedDatabaseAdoptsTheMigrationsWithABaseline() throws {
         let path = dir.appendingPathComponent("hand.db").path
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: testKey)
         try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT); PRAGMA user_version = 1")
         db.close()
         let plain = try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment)
@@ -72,7 +72,7 @@ final class SchemaCommandTests: XCTestCase {
     func testStatusOfADamagedDatabaseSaysSoWithExitStatusFour() throws {
         let path = dir.appendingPathComponent("damaged.db").path
         XCTAssertEqual(try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: testKey)
         try db.execute("CREATE TABLE filler(x); INSERT INTO filler SELECT randomblob(3000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4)")
         db.close()
         var bytes = try contents(path)

@@ -13,13 +13,13 @@ final class StandardStreamsCommandTests: XCTestCase {
         dir = try makeTemporaryDirectory(self)
         try makePlaintextDatabase(dir.appendingPathComponent("plain.db").path)
         try DatabaseEncryption.encrypt(dir.appendingPathComponent("plain.db").path, to: dir.appendingPathComponent("app.db").path,
-                                       key: .passphrase(passphrase))
-        let made = try dbcrypt(["kv", "app.db", "set", "token", "--create", "--key-env", "KEY", "--store-key-env", "OTHER"],
+                                       key: testKey)
+        let made = try dbcrypt(["kv", "app.db", "set", "token", "--create", "--key-env", "KEY", "--store-key-env", "STORE"],
                                environment: keyEnvironment, in: dir, input: Data("value".utf8))
         XCTAssertEqual(made.status, 0, made.stderr)
     }
 
-    private let key = ["--key-env", "KEY", "--store-key-env", "OTHER"]
+    private let key = ["--key-env", "KEY", "--store-key-env", "STORE"]
     private let envelopeKey = ["ENVELOPE_KEY": String(repeating: "ab", count: 32)]
 
     func testADirectoryAsStandardInputIsOneSentenceAndMakesNothing() throws {

@@ -14,14 +14,14 @@ final class TerminalTests: XCTestCase {
         try makePlaintextDatabase(path, rows: 20_000)
         // The key is typed at the prompts, after a pause for each to appear.
         let typing = "sleep 1; printf '%s\\n' \"$TYPED\"; sleep 1; printf '%s\\n' \"$TYPED\""
-        let (status, output, _) = try TestSupport.run("/bin/sh", ["-c", "(\(typing)) | script -qec \"$DBCRYPT migrate $DB\" /dev/null"],
-                                          environment: ["TYPED": passphrase, "DBCRYPT": dbcryptPath, "DB": path])
+        let (status, output, _) = try runProgram("/bin/sh", ["-c", "(\(typing)) | script -qec \"$DBCRYPT migrate $DB\" /dev/null"],
+                                          environment: ["TYPED": keyText, "DBCRYPT": dbcryptPath, "DB": path])
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("New key for \(path):"), output)
         XCTAssertTrue(output.contains("Repeat the key:"), output)
         XCTAssertTrue(output.contains("Encrypting ["), output)
         XCTAssertTrue(output.contains("100%"), output)
-        XCTAssertFalse(output.contains(passphrase), "the typed key was echoed")
-        XCTAssertEqual(try Database(path: path, key: .passphrase(passphrase)).fetchScalar(Int.self, "SELECT count(*) FROM note"), 20_000)
+        XCTAssertFalse(output.contains(keyText), "the typed key was echoed")
+        XCTAssertEqual(try Database(path: path, key: testKey).fetchScalar(Int.self, "SELECT count(*) FROM note"), 20_000)
     }
 }

@@ -7,7 +7,7 @@ import XCTest
 /// connection rolls it back by itself; a read-only one cannot.
 final class UnfinishedTransactionTests: XCTestCase {
     var dir: URL!
-    let key = DatabaseKey.passphrase(passphrase)
+    let key = testKey
 
     override func setUpWithError() throws {
         dir = try makeTemporaryDirectory(self)
@@ -58,7 +58,7 @@ final class UnfinishedTransactionTests: XCTestCase {
         XCTAssertEqual(try contents(path("app.db-journal")), before.1)
 
         // The wrong key still rolls the journal back: it holds the pages as encrypted on disk.
-        XCTAssertThrowsError(try Database(path: path("app.db"), key: .passphrase(otherPassphrase)))
+        XCTAssertThrowsError(try Database(path: path("app.db"), key: otherKey))
         try assertCommittedState(path("app.db"))
     }
 
@@ -73,7 +73,7 @@ final class UnfinishedTransactionTests: XCTestCase {
             XCTAssertEqual(run.stderr, "dbcrypt: note: rolled back a transaction that a stopped process left unfinished in \(file).\n")
             if command != "rekey" { try assertCommittedState(file) }
         }
-        let rekeyed = try Database(path: path("rekey.db"), key: .passphrase(otherPassphrase))
+        let rekeyed = try Database(path: path("rekey.db"), key: otherKey)
         XCTAssertEqual(try rekeyed.fetchScalar(Int.self, "SELECT count(*) FROM note WHERE title = 'not committed'"), 0)
     }
 

@@ -20,7 +20,7 @@ final class WriteAheadLogCommandTests: XCTestCase {
     private func path(_ name: String) -> String { work.appendingPathComponent(name).path }
 
     private func makeLoggedDatabase(_ name: String, rows: [String] = ["one", "two", "three"]) throws {
-        try writeLoggedDatabase(path(name), key: passphrase, rows: rows)
+        try writeLoggedDatabase(path(name), key: keyText, rows: rows)
     }
 
     /// Runs dbcrypt in the work directory with the test keys.
@@ -39,7 +39,7 @@ final class WriteAheadLogCommandTests: XCTestCase {
     private func commands(_ name: String) -> [[String]] {
         [["sql", name, "SELECT count(*) FROM t"], ["check", name], ["info", name], ["decrypt", name, "-o", "out.db"],
          ["rekey", name, "--new-key-env", "OTHER"], ["schema", name, "--dir", "Migrations", "--status"],
-         ["schema", name, "--dir", "Migrations"], ["kv", name, "get", "token", "--store-key-env", "OTHER"]]
+         ["schema", name, "--dir", "Migrations"], ["kv", name, "get", "token", "--store-key-env", "STORE"]]
     }
 
     func testAWrongKeyChangesNoFileBesideALog() throws {
@@ -76,7 +76,7 @@ final class WriteAheadLogCommandTests: XCTestCase {
 
     func testALogOfAnotherDatabaseIsRefusedAndKept() throws {
         try makeLoggedDatabase("app.db")
-        try makeLoggedDatabase("other.db", rows: ["alien"])   // the same passphrase, its own salt
+        try makeLoggedDatabase("other.db", rows: ["alien"])   // the same key, its own salt
         try FileManager.default.removeItem(atPath: path("app.db-wal"))
         try FileManager.default.copyItem(atPath: path("other.db-wal"), toPath: path("app.db-wal"))
         try? FileManager.default.removeItem(atPath: path("app.db-shm"))

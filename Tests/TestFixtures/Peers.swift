@@ -1,16 +1,8 @@
-// What both test targets need: temporary directories, and the programs we
-// did not write that the interoperability tests run.
+// The programs we did not write that the interoperability tests run: the
+// engine's own `sqlcipher` shell, Python's sqlite3, and the peers of the
+// interop virtualenv.
 import Foundation
 import XCTest
-
-/// A fresh directory under the system's temporary directory, removed at the end of the test.
-public func makeTemporaryDirectory(_ test: XCTestCase) throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("dbcrypt-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
-}
 
 /// Runs the engine's `sqlcipher` shell on `path` with `script` on its standard
 /// input (so keys never reach its arguments), from `defaults`, and returns
@@ -43,7 +35,7 @@ public enum ShellDefaults: Sendable {
 
 /// The engine's shell is SQLCipher 4 or later (`PRAGMA cipher_version`).
 public let shellIsSQLCipher4: Bool = {
-    guard let (_, printed, _) = try? run(sqlcipherShell, ["-batch", ":memory:"], input: "PRAGMA cipher_version;\n") else { return false }
+    guard let (_, printed, _) = try? runProgram(sqlcipherShell, ["-batch", ":memory:"], input: "PRAGMA cipher_version;\n") else { return false }
     return !printed.hasPrefix("3.")
 }()
 
@@ -54,7 +46,7 @@ public let shellIsSQLCipher4: Bool = {
 /// stderr) and, for `.sqlcipher3`, SQLCipher 3's defaults set.
 public func runSQLCipherShellUnchecked(_ path: String, _ script: String, defaults: ShellDefaults = .sqlcipher3)
     throws -> (status: Int32, printed: String, complaint: String) {
-    var result = try run(sqlcipherShell, ["-batch", "-bail", path], input: shellPrologue(defaults) + script)
+    var result = try runProgram(sqlcipherShell, ["-batch", "-bail", path], input: shellPrologue(defaults) + script)
     // A 4.x shell answers `PRAGMA key` with "ok"; 3.4.1 says nothing.
     if shellIsSQLCipher4, script.hasPrefix("PRAGMA key"), result.1.hasPrefix("ok\n") { result.1.removeFirst(3) }
     return result
@@ -84,7 +76,7 @@ public func writeLoggedDatabase(_ path: String, key: String, rows: [String] = ["
                                 defaults: ShellDefaults = .sqlcipher3, file: StaticString = #filePath, line: UInt = #line) throws {
     let inserts = loggedFirst + "\n" + rows.map { "INSERT INTO t VALUES('\($0)');" }.joined(separator: "\n")
     let (status, _, complaint) = try runSQLCipherShellUnchecked(path, """
-        PRAGMA key = '\(key)';
+        PRAGMA key = "\(key)";
         PRAGMA journal_mode = WAL;
         CREATE TABLE t(a);
         INSERT INTO t VALUES('zero');
@@ -113,7 +105,7 @@ public func runPeer(_ path: String, key: String, _ script: String, arguments: [S
         return ""
     }
     let prologue = "import os, sys\npath = sys.argv[1]\nkey = os.environ['DBCRYPT_PEER_KEY']\nargs = sys.argv[2:]\n"
-    let (status, printed, complaint) = try run(
+    let (status, printed, complaint) = try runProgram(
         interopPython, ["-c", prologue + script, path] + arguments, environment: ["DBCRYPT_PEER_KEY": key])
     XCTAssertEqual(status, 0, complaint, file: file, line: line)
     return printed
@@ -124,32 +116,8 @@ public func runPeer(_ path: String, key: String, _ script: String, arguments: [S
 /// `arguments` follow the path, as `sys.argv[2...]`.
 public func runPythonSQLite(_ path: String, _ script: String, arguments: [String] = [],
                             file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    let (status, printed, complaint) = try run(
+    let (status, printed, complaint) = try runProgram(
         "/usr/bin/env", ["python3", "-c", "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n" + script, path] + arguments)
     XCTAssertEqual(status, 0, complaint, file: file, line: line)
     return printed
-}
-
-/// Runs a program to its end: exit status, standard output, standard error.
-public func run(_ executable: String, _ arguments: [String], input: String? = nil,
-                environment: [String: String] = [:]) throws -> (Int32, String, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    env.merge(environment) { $1 }
-    process.environment = env
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    if let input {
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-    }
-    let printed = stdout.fileHandleForReading.readDataToEndOfFile()
-    let complaint = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complaint, as: UTF8.self))
 }

@@ -63,7 +63,7 @@ public final class KeyringSession: @unchecked Sendable {
     /// Locks the login collection, as a screen lock does; it cannot be
     /// unlocked again without a prompt, so only a session of its own is locked.
     public func lockLoginCollection() throws {
-        let (status, _, complaint) = try run(
+        let (status, _, complaint) = try runProgram(
             "/usr/bin/gdbus",
             ["call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
              "--method", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']"],
@@ -76,7 +76,7 @@ public final class KeyringSession: @unchecked Sendable {
     /// Runs `secret-tool` (libsecret's own command) in this session, with
     /// `input` on its standard input: exit status and what it printed.
     public func secretTool(_ arguments: [String], input: String? = nil) throws -> (status: Int32, printed: String) {
-        let (status, printed, _) = try run("/usr/bin/secret-tool", arguments, input: input,
+        let (status, printed, _) = try runProgram("/usr/bin/secret-tool", arguments, input: input,
                                           environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
         return (status, printed)
     }

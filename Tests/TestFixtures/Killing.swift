@@ -57,35 +57,26 @@ public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start
     }
     let process = try start()
     defer { process.waitUntilExit() }
+    // The point is watched every 50 µs; a process that ends first was not killed.
+    let watch = { (reached: () -> Bool) in waitUntil(timeout: 600, every: 0.000_05) { reached() || !process.isRunning } }
     switch point {
     case .random:
-        usleep(useconds_t(Double.random(in: 0...(typicalDuration * 1.1)) * 1_000_000))
+        pause(Double.random(in: 0...(typicalDuration * 1.1)))
     case .fileAppears(let directory, let prefix):
-        while entries(of: directory, prefix: prefix).allSatisfy({ name, now in now.sameContentStamp(as: leftovers[name]) }) {
-            guard process.isRunning else { return false }
-            usleep(50)
-        }
+        watch { !entries(of: directory, prefix: prefix).allSatisfy { name, now in now.sameContentStamp(as: leftovers[name]) } }
     case .fileAppearsAgain(let directory, let prefix, let times):
         var present = Set(leftovers.keys)
         var appearances = 0
-        while true {
+        watch {
             let now = Set(entries(of: directory, prefix: prefix).keys)
             appearances += now.subtracting(present).count
             present = now
-            if appearances >= times { break }
-            guard process.isRunning else { return false }
-            usleep(50)
+            return appearances >= times
         }
     case .pathReplaced(let path):
-        while FileIdentity(path) == baseline {
-            guard process.isRunning else { return false }
-            usleep(50)
-        }
+        watch { FileIdentity(path) != baseline }
     case .fileModified(let path):
-        while let now = FileIdentity(path), now.sameContentStamp(as: baseline) {
-            guard process.isRunning else { return false }
-            usleep(50)
-        }
+        watch { FileIdentity(path).map { !$0.sameContentStamp(as: baseline) } ?? true }
     }
     guard process.isRunning else { return false }
     kill(process.processIdentifier, SIGKILL)
@@ -163,26 +154,4 @@ public func killAtEach(
         if left == .replaced { try restore() }
     }
     return tally
-}
-
-/// The test helper executable, built beside the test bundle.
-public let testHelperPath: String = {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    return directory.appendingPathComponent("DBCryptTestHelper").path
-}()
-
-/// Starts the test helper with `arguments` and the keys in its environment;
-/// what it prints goes to `output` (or nowhere).
-public func startTestHelper(_ arguments: [String], keys: [String: String], output: Pipe? = nil) throws -> (Process, Pipe) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: testHelperPath)
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    environment.merge(keys) { $1 }
-    process.environment = environment
-    let errors = Pipe()
-    process.standardOutput = output ?? FileHandle.nullDevice
-    process.standardError = errors
-    try process.run()
-    return (process, errors)
 }
