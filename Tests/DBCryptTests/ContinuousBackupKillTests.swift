@@ -27,7 +27,7 @@ final class ContinuousBackupKillTests: XCTestCase {
             try? FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
             let output = Pipe()
             if try runAndKill(at: point, typicalDuration: 1.0, start: {
-                try startTestHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": key], output: .to(output.fileHandleForWriting)).process
+                try startTestHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: key)], output: .to(output.fileHandleForWriting)).process
             }) { landed += 1 }
             try output.fileHandleForWriting.close()
             let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
@@ -39,7 +39,7 @@ final class ContinuousBackupKillTests: XCTestCase {
             }
             let restored = dir.appendingPathComponent("restored.db").path
             try? FileManager.default.removeItem(atPath: restored)
-            let result = try ContinuousBackup.restore(from: DirectoryBackupStorage(path: destination), to: restored, key: .passphrase(key))
+            let result = try ContinuousBackup.restore(from: DirectoryBackupStorage(path: destination), to: restored, key: .named(key))
             restores += 1
             XCTAssertNil(result.problem, "killed \(point)")
             XCTAssertGreaterThanOrEqual(result.commit, shippedSoFar, "killed \(point): a commit reported shipped is not in the backup")
@@ -55,7 +55,7 @@ final class ContinuousBackupKillTests: XCTestCase {
     private func checkAppState(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         var options = Database.Options()
         options.readOnly = true
-        let db = try Database(path: path, key: .passphrase(key), options: options)
+        let db = try Database(path: path, key: .named(key), options: options)
         defer { db.close() }
         XCTAssertEqual(try db.integrityProblems(), [], file: file, line: line)
         // The state before the app made its tables.

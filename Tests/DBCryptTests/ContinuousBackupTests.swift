@@ -7,7 +7,7 @@ import XCTest
 /// Continuous backup: every commit shipped, any one restored; what the
 /// destination holds and what a restore detects there.
 final class ContinuousBackupTests: XCTestCase {
-    let key = DatabaseKey.passphrase("continuous backup test key")
+    let key = DatabaseKey.named("continuous backup test key")
     static let marker = "plaintext-marker-7f3a"
 
     // MARK: - Every commit, restored
@@ -276,14 +276,14 @@ final class ContinuousBackupTests: XCTestCase {
         let restored = dir.appendingPathComponent("restored.db").path
         try ContinuousBackup.restore(from: storage, to: restored, key: key)
         let rows = commits.last!.rows
-        XCTAssertEqual(try runPeer(restored, key: "continuous backup test key", """
+        XCTAssertEqual(try runPeer(restored, key: TestKeys.text(named: "continuous backup test key"), """
             import sqlcipher3
             db = sqlcipher3.connect(path)
-            db.execute("PRAGMA key = '" + key + "'")
+            db.execute('PRAGMA key = "' + key + '"')
             print(db.execute('PRAGMA integrity_check').fetchone()[0], db.execute('SELECT count(*) FROM item').fetchone()[0])
             """), "ok \(rows)\n")
         try XCTSkipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
-        XCTAssertEqual(try runSQLCipherShell(restored, "PRAGMA key = 'continuous backup test key';\nPRAGMA integrity_check;\nSELECT count(*) FROM item;\n",
+        XCTAssertEqual(try runSQLCipherShell(restored, "PRAGMA key = \"\(TestKeys.text(named: "continuous backup test key"))\";\nPRAGMA integrity_check;\nSELECT count(*) FROM item;\n",
                                              defaults: .own), "ok\n\(rows)\n")
     }
 
@@ -372,7 +372,7 @@ final class ContinuousBackupTests: XCTestCase {
     func testWrongKeyAndNoBackupAreTheirOwnErrors() throws {
         let (storage, dir, _) = try makeBackup()
         let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: restored, key: .passphrase("not the key"))) { error in
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: restored, key: .named("not the key"))) { error in
             XCTAssertEqual(error as? BackupError, .wrongKey(location: storage.path))
         }
         let empty = try DirectoryBackupStorage(path: dir.appendingPathComponent("empty").path)
@@ -380,10 +380,10 @@ final class ContinuousBackupTests: XCTestCase {
             XCTAssertEqual(error as? BackupError, .noBackup(location: empty.path))
         }
         // Another database's backup there is refused, not mixed in.
-        let other = try DatabasePool(path: dir.appendingPathComponent("other.db").path, key: .passphrase("other key"))
+        let other = try DatabasePool(path: dir.appendingPathComponent("other.db").path, key: .named("other key"))
         try other.write { db in try db.execute("CREATE TABLE t(x)") }
         try other.close()
-        XCTAssertThrowsError(try ContinuousBackup(path: dir.appendingPathComponent("other.db").path, key: .passphrase("other key"),
+        XCTAssertThrowsError(try ContinuousBackup(path: dir.appendingPathComponent("other.db").path, key: .named("other key"),
                                                   storage: storage)) { error in
             XCTAssertEqual(error as? BackupError, .wrongKey(location: storage.path))
         }
@@ -398,7 +398,7 @@ final class ContinuousBackupTests: XCTestCase {
             guard case .misuse? = error as? DatabaseError else { return XCTFail("\(error)") }
         }
         let (pool, _) = try makePool(dir)
-        XCTAssertThrowsError(try pool.changeKey(to: .passphrase("new"))) { error in
+        XCTAssertThrowsError(try pool.changeKey(to: .named("new"))) { error in
             guard case .misuse? = error as? DatabaseError else { return XCTFail("\(error)") }
         }
         try insert(pool, count: 1)

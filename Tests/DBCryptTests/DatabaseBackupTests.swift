@@ -8,7 +8,7 @@ import XCTest
 /// state, written while the app goes on; who waits for it; the copy's key;
 /// the routines' discipline (refusals, cancellation, a full disk, kills).
 final class DatabaseBackupTests: XCTestCase {
-    let key = DatabaseKey.passphrase("backup test key")
+    let key = DatabaseKey.named("backup test key")
     static let rows = 300
 
     // MARK: - One committed state while writes go on
@@ -128,7 +128,7 @@ final class DatabaseBackupTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let pool = try makePool(dir)
         let copy = dir.appendingPathComponent("copy.db").path
-        let other = DatabaseKey.passphrase("the backup's own key")
+        let other = DatabaseKey.named("the backup's own key")
         try pool.backup(to: copy, key: .using(other), cipher: .sqlcipher3)
 
         var sqlcipher3 = Database.Options()
@@ -277,7 +277,7 @@ final class DatabaseBackupTests: XCTestCase {
         try pool.close()
         let path = dir.appendingPathComponent("app.db").path
         let copy = dir.appendingPathComponent("copy.db").path
-        let keys = ["DBCRYPT_TEST_KEY": "backup test key"]
+        let keys = ["DBCRYPT_TEST_KEY": TestKeys.text(named: "backup test key")]
         let started = Date()
         let timing = try startTestHelper(["backup", path, copy], keys: keys).finish()
         XCTAssertEqual(timing.status, 0, timing.stderr)

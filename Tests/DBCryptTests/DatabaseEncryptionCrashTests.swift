@@ -18,19 +18,19 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         let template = dir.appendingPathComponent("template.db").path
         try EncryptionFixture.create(at: template, rows: Self.rows)
         try runKills(
-            template: template, dir: dir, command: "migrate", keys: ["DBCRYPT_TEST_KEY": oldKey],
-            original: nil, replacement: .passphrase(oldKey))
+            template: template, dir: dir, command: "migrate", keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey)],
+            original: nil, replacement: .named(oldKey))
     }
 
     func testKilledKeyChangeLeavesTheOldOrTheNewKeyedDatabase() throws {
         let dir = try makeTemporaryDirectory(self)
         let template = dir.appendingPathComponent("template.db").path
         try EncryptionFixture.create(at: template, rows: Self.rows)
-        try DatabaseEncryption.migrateInPlace(template, key: .passphrase(oldKey))
+        try DatabaseEncryption.migrateInPlace(template, key: .named(oldKey))
         try runKills(
             template: template, dir: dir, command: "change-key",
-            keys: ["DBCRYPT_TEST_KEY": oldKey, "DBCRYPT_TEST_NEW_KEY": newKey],
-            original: .passphrase(oldKey), replacement: .passphrase(newKey))
+            keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey), "DBCRYPT_TEST_NEW_KEY": TestKeys.text(named: newKey)],
+            original: .named(oldKey), replacement: .named(newKey))
     }
 
     /// `Database.changeKey(to:)` rewrites every page in one transaction: a
@@ -41,11 +41,11 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let template = dir.appendingPathComponent("template.db").path
         try EncryptionFixture.create(at: template, rows: Self.rows)
-        try DatabaseEncryption.migrateInPlace(template, key: .passphrase(oldKey))
+        try DatabaseEncryption.migrateInPlace(template, key: .named(oldKey))
         try runKills(
             template: template, dir: dir, command: "rekey-connection",
-            keys: ["DBCRYPT_TEST_KEY": oldKey, "DBCRYPT_TEST_NEW_KEY": newKey],
-            original: .passphrase(oldKey), replacement: .passphrase(newKey),
+            keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey), "DBCRYPT_TEST_NEW_KEY": TestKeys.text(named: newKey)],
+            original: .named(oldKey), replacement: .named(newKey),
             latePoints: [(.fileAppears(directory: dir.path, prefix: "app.db-journal"), .original),
                          (.fileModified(dir.appendingPathComponent("app.db").path), nil)])
     }

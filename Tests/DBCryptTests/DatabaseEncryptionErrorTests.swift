@@ -4,7 +4,7 @@ import XCTest
 
 /// Every refusal of the routines is its own error, and leaves every file as it was.
 final class DatabaseEncryptionErrorTests: XCTestCase {
-    let key = DatabaseKey.passphrase("errors key")
+    let key = DatabaseKey.named("errors key")
     var dir: URL!
     var plain: String!
     var encrypted: String!
@@ -63,7 +63,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
     }
 
     func testWrongKey() throws {
-        let wrong = DatabaseKey.passphrase("wrong")
+        let wrong = DatabaseKey.named("wrong")
         try assertRefused(.wrongKeyOrNotADatabase(path: encrypted)) {
             try DatabaseEncryption.decrypt(encrypted, key: wrong, to: plain + ".x")
         }
@@ -78,7 +78,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
 
         var options = ExportOptions()
         options.replaceExisting = true
-        let other = DatabaseKey.passphrase("other")
+        let other = DatabaseKey.named("other")
         try DatabaseEncryption.encrypt(plain, to: encrypted, key: other, options: options)
         XCTAssertEqual(try Database(path: encrypted, key: other).fetchScalar(Int.self, "SELECT count(*) FROM note"), 20)
     }

@@ -15,7 +15,7 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
 
         // The child may write files of at most 256 KiB: the new database cannot fit.
         let (status, _, message) = try startTestHelper(
-            ["migrate", path, "--fsize-limit", "\(256 * 1024)"], keys: ["DBCRYPT_TEST_KEY": key]).finish()
+            ["migrate", path, "--fsize-limit", "\(256 * 1024)"], keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: key)]).finish()
 
         XCTAssertEqual(status, 1)
         XCTAssertTrue(message.contains("file-size limit (ulimit -f)"), message)
@@ -32,7 +32,7 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertGreaterThan(before.count, 1_000_000)
 
-        XCTAssertThrowsError(try DatabaseEncryption.migrateInPlace(path, key: .passphrase(key))) { error in
+        XCTAssertThrowsError(try DatabaseEncryption.migrateInPlace(path, key: .named(key))) { error in
             guard case let .insufficientSpace(_, needed, available)? = error as? DatabaseError else {
                 return XCTFail("got \(error)")
             }
@@ -52,7 +52,7 @@ final class DatabaseEncryptionLimitsTests: XCTestCase {
         var options = ExportOptions()
         options.progress = { log.append($0) }
 
-        try DatabaseEncryption.migrateInPlace(path, key: .passphrase(key), options: options)
+        try DatabaseEncryption.migrateInPlace(path, key: .named(key), options: options)
 
         let reports = log.all
         XCTAssertGreaterThan(reports.count, 20, "\(reports)")

@@ -5,7 +5,7 @@ import XCTest
 /// The routines' typed errors for links, hard links and an output that is
 /// the input, and the files they leave.
 final class DatabaseEncryptionPathTests: XCTestCase {
-    let key = DatabaseKey.passphrase("paths")
+    let key = DatabaseKey.named("paths")
     var dir: URL!
 
     override func setUpWithError() throws {
@@ -20,8 +20,8 @@ final class DatabaseEncryptionPathTests: XCTestCase {
         try DatabaseEncryption.migrateInPlace(path("app.db"), key: key)
         XCTAssertEqual(try FileFormat.detect(at: path("real.db")), .notPlaintext)
         XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: path("app.db")), path("real.db"))
-        try DatabaseEncryption.changeKey(path("app.db"), from: key, to: .passphrase("new"))
-        XCTAssertNoThrow(try Database(path: path("real.db"), key: .passphrase("new")))
+        try DatabaseEncryption.changeKey(path("app.db"), from: key, to: .named("new"))
+        XCTAssertNoThrow(try Database(path: path("real.db"), key: .named("new")))
     }
 
     func testHardLinksAreATypedRefusalUnlessAllowed() throws {

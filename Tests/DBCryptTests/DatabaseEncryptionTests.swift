@@ -5,8 +5,8 @@ import XCTest
 /// The routines on a database with everything an export can lose, in
 /// rollback-journal and WAL mode.
 final class DatabaseEncryptionTests: XCTestCase {
-    let key = DatabaseKey.passphrase("routines key")
-    let newKey = DatabaseKey.passphrase("routines new key")
+    let key = DatabaseKey.named("routines key")
+    let newKey = DatabaseKey.named("routines new key")
 
     func testEncryptKeepsSchemaRowsAndHeaderValues() throws {
         for wal in [false, true] {
@@ -24,7 +24,7 @@ final class DatabaseEncryptionTests: XCTestCase {
             XCTAssertEqual(try EncryptionFixture.snapshot(destination, key: key), expected)
             XCTAssertEqual(try EncryptionFixture.snapshot(source), expected)
             let printed = try runSQLCipherShell(destination, """
-                PRAGMA key = 'routines key';
+                PRAGMA key = \"\(TestKeys.text(named: "routines key"))\";
                 SELECT count(*) FROM note;
                 PRAGMA user_version;
                 PRAGMA application_id;
@@ -71,7 +71,7 @@ final class DatabaseEncryptionTests: XCTestCase {
             XCTAssertFalse(try file(path, contains: "note number"))
             // No WAL, journal or temporary of the old file is left beside the new one.
             XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
-            XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = 'routines key';\nSELECT count(*) FROM audit;\n"),
+            XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = \"\(TestKeys.text(named: "routines key"))\";\nSELECT count(*) FROM audit;\n"),
                            wal ? "301\n" : "300\n")
         }
     }
@@ -91,7 +91,7 @@ final class DatabaseEncryptionTests: XCTestCase {
             XCTAssertEqual(try EncryptionFixture.snapshot(path, key: newKey, cipher: settings), expected)
             XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
             XCTAssertEqual(try runSQLCipherShell(path, """
-                PRAGMA key = 'routines new key';
+                PRAGMA key = \"\(TestKeys.text(named: "routines new key"))\";
                 PRAGMA cipher_page_size = 4096;
                 PRAGMA kdf_iter = 12000;
                 PRAGMA integrity_check;

@@ -8,7 +8,7 @@ final class DatabaseFetchingTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        db = try Database.inMemory(key: .passphrase("fetching"))
+        db = try Database.inMemory(key: .named("fetching"))
         try db.execute("""
             CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, stars INTEGER, created TEXT);
             INSERT INTO note(title, stars, created) VALUES ('first', 3, '2024-01-01 10:00:00.000');

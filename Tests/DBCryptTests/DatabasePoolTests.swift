@@ -8,7 +8,7 @@ import XCTest
 /// DatabasePool on real encrypted files: reads beside a long write, snapshot
 /// isolation, readers at once, the key derived once, re-entrance, closing.
 final class DatabasePoolTests: XCTestCase {
-    let key = DatabaseKey.passphrase("pool tests passphrase")
+    let key = DatabaseKey.named("pool tests passphrase")
     var path: String!
 
     override func setUpWithError() throws {
@@ -34,7 +34,7 @@ final class DatabasePoolTests: XCTestCase {
         XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
         let db = try Database(path: path, key: key)
         XCTAssertEqual(try count(db), 2)
-        XCTAssertThrowsError(try DatabasePool(path: path, key: .passphrase("wrong"))) { error in
+        XCTAssertThrowsError(try DatabasePool(path: path, key: .named("wrong"))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }
     }
@@ -42,6 +42,7 @@ final class DatabasePoolTests: XCTestCase {
     /// One derivation for the writer and every reader, new file or existing,
     /// SQLCipher 4 or 3 (the other format found on the second try).
     func testThePassphraseIsDerivedOncePerPool() throws {
+        let key = DatabaseKey.passphrase("pool tests passphrase")
         for cipher in [CipherSettings.sqlcipher4, .sqlcipher3] {
             try? FileManager.default.removeItem(atPath: path)
             var options = Database.Options()
@@ -76,7 +77,7 @@ final class DatabasePoolTests: XCTestCase {
     /// A wrong passphrase costs one key derivation per format tried, however
     /// the file is opened: DBCrypt derives it, once, on every engine.
     func testAWrongPassphraseCostsOneDerivationPerFormatTried() throws {
-        try makePool().close()
+        try DatabasePool(path: path, key: .passphrase("pool tests passphrase")).close()
         let wrong = DatabaseKey.passphrase("not the pool's passphrase")
         var oneFormat = Database.Options()
         oneFormat.tryOtherFormat = false
@@ -181,7 +182,7 @@ final class DatabasePoolTests: XCTestCase {
                 ("read", { pool in _ = try pool.read { _ in 1 } }),
                 ("write", { pool in _ = try pool.write { _ in 1 } }),
                 ("barrierWriteWithoutTransaction", { pool in _ = try pool.barrierWriteWithoutTransaction { _ in 1 } }),
-                ("changeKey", { pool in try pool.changeKey(to: .passphrase("another")) }),
+                ("changeKey", { pool in try pool.changeKey(to: .named("another")) }),
                 ("close", { pool in try pool.close() }),
             ]
             let outerCalls: [(String, @Sendable (DatabasePool, () throws -> Void) throws -> Void)] = [
@@ -327,7 +328,7 @@ final class DatabasePoolTests: XCTestCase {
             }
         }
         while reads.value < 20 { usleep(1000) }
-        let newKey = DatabaseKey.passphrase("pool tests new passphrase")
+        let newKey = DatabaseKey.named("pool tests new passphrase")
         try pool.changeKey(to: newKey, newCipher: .sqlcipher3)
         let readsBefore = reads.value
         while reads.value < readsBefore + 20 { usleep(1000) }

@@ -6,7 +6,7 @@ import XCTest
 /// One connection behind a serial queue: many threads and tasks, nothing lost,
 /// no deadlock when called from inside itself.
 final class DatabaseQueueTests: XCTestCase {
-    let key = DatabaseKey.passphrase("queue")
+    let key = DatabaseKey.named("queue")
 
     private func makeQueue() throws -> (DatabaseQueue, String) {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("queue.db").path
@@ -104,7 +104,7 @@ final class DatabaseQueueTests: XCTestCase {
     func testWrongKeyFailsAtQueueCreation() throws {
         let (queue, path) = try makeQueue()
         try queue.close()
-        XCTAssertThrowsError(try DatabaseQueue(path: path, key: .passphrase("wrong"))) { error in
+        XCTAssertThrowsError(try DatabaseQueue(path: path, key: .named("wrong"))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }
     }

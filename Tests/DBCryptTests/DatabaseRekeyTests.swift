@@ -5,7 +5,7 @@ import XCTest
 final class DatabaseRekeyTests: XCTestCase {
     func testChangeKeyReencryptsTheFile() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("rekey.db").path
-        let old = DatabaseKey.passphrase("old key"), new = DatabaseKey.passphrase("new key")
+        let old = DatabaseKey.named("old key"), new = DatabaseKey.named("new key")
         var options = Database.Options()
         options.cipher = .sqlcipher3   // for the shell below
         let db = try Database(path: path, key: old, options: options)
@@ -27,7 +27,7 @@ final class DatabaseRekeyTests: XCTestCase {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("plain.db").path
         let db = try Database(path: path)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('plain')")
-        XCTAssertThrowsError(try db.changeKey(to: .passphrase("k"))) { error in
+        XCTAssertThrowsError(try db.changeKey(to: .named("k"))) { error in
             XCTAssertEqual(error as? DatabaseError, .rekeyNotEncrypted)
             XCTAssertTrue("\(error)".contains("encrypt it"))
         }
@@ -36,7 +36,7 @@ final class DatabaseRekeyTests: XCTestCase {
     }
 
     func testChangeKeyRefusesAnEmptyKey() throws {
-        let db = try Database.inMemory(key: .passphrase("k"))
+        let db = try Database.inMemory(key: .named("k"))
         XCTAssertThrowsError(try db.changeKey(to: .passphrase(""))) { error in
             guard case .invalidKey? = error as? CipherError else { return XCTFail("got \(error)") }
         }

@@ -6,7 +6,7 @@ final class DatabaseTransactionsTests: XCTestCase {
     struct Boom: Error {}
     var db: Database!
     var path: String!
-    let key = DatabaseKey.passphrase("transactions")
+    let key = DatabaseKey.named("transactions")
 
     override func setUpWithError() throws {
         path = try makeTemporaryDirectory(self).appendingPathComponent("tx.db").path

@@ -6,7 +6,7 @@ import XCTest
 final class DatabaseValueConvertibleTests: XCTestCase {
     var db: Database!
     var path: String!
-    let key = DatabaseKey.passphrase("values")
+    let key = DatabaseKey.named("values")
 
     override func setUpWithError() throws {
         path = try makeTemporaryDirectory(self).appendingPathComponent("values.db").path

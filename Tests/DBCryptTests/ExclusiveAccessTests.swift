@@ -17,7 +17,7 @@ final class ExclusiveAccessTests: XCTestCase {
 
     /// Runs `sql` in the shell after the key: its exit status, what it printed and its complaint.
     private func shell(_ path: String, _ sql: String) throws -> (status: Int32, printed: String, complaint: String) {
-        try runSQLCipherShellUnchecked(path, "PRAGMA key = '\(passphrase)';\n\(sql)\n")
+        try runSQLCipherShellUnchecked(path, "PRAGMA key = \"\(TestKeys.text(named: passphrase))\";\n\(sql)\n")
     }
 
     /// The shell cannot read the file at `path`.
@@ -29,7 +29,7 @@ final class ExclusiveAccessTests: XCTestCase {
 
     func testAnExclusivePoolKeepsOtherProcessesOutUntilItCloses() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("excl.db").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        let pool = try DatabasePool(path: path, key: .named(passphrase), options: options)
         try pool.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
         XCTAssertEqual(try pool.unsafeRead { db in try db.fetchScalar(Int.self, "SELECT x FROM t") }, 1)
@@ -41,7 +41,7 @@ final class ExclusiveAccessTests: XCTestCase {
         // idle readers and checkpointing connection, another connection.
         try pool.releaseMemory()
         try assertLockedOut(path)
-        try Database(path: path, key: .passphrase(passphrase), options: options).close()
+        try Database(path: path, key: .named(passphrase), options: options).close()
         try assertLockedOut(path)
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
 
@@ -53,7 +53,7 @@ final class ExclusiveAccessTests: XCTestCase {
 
     func testAnExclusivePoolsReadersRefuseWritesAndReadSnapshots() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("excl.db").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        let pool = try DatabasePool(path: path, key: .named(passphrase), options: options)
         try pool.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
 
         XCTAssertThrowsError(try pool.read { db in try db.execute("INSERT INTO t VALUES (2)") }) { error in
@@ -82,7 +82,7 @@ final class ExclusiveAccessTests: XCTestCase {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("shared.db").path
         var plain = options
         plain.exclusiveToThisProcess = false
-        let db = try Database(path: path, key: .passphrase(passphrase), options: plain)
+        let db = try Database(path: path, key: .named(passphrase), options: plain)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         db.close()
 
@@ -90,17 +90,17 @@ final class ExclusiveAccessTests: XCTestCase {
         let input = Pipe()
         let child = try ChildProcess(sqlcipherShell, ["-batch", path], standardInput: input.fileHandleForReading, standardError: .discarded)
         let shell = child.process, output = child.outputPipe!
-        input.fileHandleForWriting.write(Data("\(shellPrologue()).output /dev/null\nPRAGMA key = '\(passphrase)';\n.output stdout\nBEGIN;\nSELECT count(*) FROM t;\n".utf8))
+        input.fileHandleForWriting.write(Data("\(shellPrologue()).output /dev/null\nPRAGMA key = \"\(TestKeys.text(named: passphrase))\";\n.output stdout\nBEGIN;\nSELECT count(*) FROM t;\n".utf8))
         XCTAssertEqual(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self), "1\n")
 
         var exclusive = options
         exclusive.busyTimeout = 0.2
-        XCTAssertThrowsError(try DatabasePool(path: path, key: .passphrase(passphrase), options: exclusive)) { error in
+        XCTAssertThrowsError(try DatabasePool(path: path, key: .named(passphrase), options: exclusive)) { error in
             XCTAssertEqual(error as? DatabaseError, .databaseInUse(path: path))
         }
         try input.fileHandleForWriting.close()
         shell.waitUntilExit()
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: exclusive)
+        let pool = try DatabasePool(path: path, key: .named(passphrase), options: exclusive)
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
     }
 
@@ -109,27 +109,27 @@ final class ExclusiveAccessTests: XCTestCase {
         let path = dir.appendingPathComponent("excl.db").path
         let link = dir.appendingPathComponent("link.db").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
-        let exclusive = try Database(path: path, key: .passphrase(passphrase), options: options)
+        let exclusive = try Database(path: path, key: .named(passphrase), options: options)
         try exclusive.execute("CREATE TABLE t(x)")
         var plain = options
         plain.exclusiveToThisProcess = false
         for name in [path, link] {
-            XCTAssertThrowsError(try Database(path: name, key: .passphrase(passphrase), options: plain)) { error in
+            XCTAssertThrowsError(try Database(path: name, key: .named(passphrase), options: plain)) { error in
                 guard case .misuse = error as? DatabaseError else { return XCTFail("\(error)") }
             }
         }
-        XCTAssertThrowsError(try DatabaseEncryption.decrypt(path, key: .passphrase(passphrase), to: dir.appendingPathComponent("plain.db").path))
+        XCTAssertThrowsError(try DatabaseEncryption.decrypt(path, key: .named(passphrase), to: dir.appendingPathComponent("plain.db").path))
         try assertLockedOut(path)
         exclusive.close()
-        XCTAssertEqual(try Database(path: link, key: .passphrase(passphrase), options: plain).fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
+        XCTAssertEqual(try Database(path: link, key: .named(passphrase), options: plain).fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
     }
 
     func testAReadOnlyConnectionCannotBeExclusive() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("excl.db").path
-        try Database(path: path, key: .passphrase(passphrase)).execute("CREATE TABLE t(x)")
+        try Database(path: path, key: .named(passphrase)).execute("CREATE TABLE t(x)")
         var readOnly = options
         readOnly.readOnly = true
-        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase), options: readOnly)) { error in
+        XCTAssertThrowsError(try Database(path: path, key: .named(passphrase), options: readOnly)) { error in
             guard case .misuse = error as? DatabaseError else { return XCTFail("\(error)") }
         }
     }
@@ -139,7 +139,7 @@ final class ExclusiveAccessTests: XCTestCase {
     /// every commit it reported is there and the file is intact.
     func testAKilledExclusiveWriterLosesNoCommit() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("killed.db").path
-        let child = try startTestHelper(["write-exclusively", path], keys: ["DBCRYPT_TEST_KEY": passphrase], output: .captured)
+        let child = try startTestHelper(["write-exclusively", path], keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: passphrase)], output: .captured)
         let helper = child.process, output = child.outputPipe!, errors = child.errorPipe!
         var printed = ""
         var reported = 0
@@ -155,7 +155,7 @@ final class ExclusiveAccessTests: XCTestCase {
 
         var quick = Database.Options()
         quick.busyTimeout = 0.1
-        XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase), options: quick),
+        XCTAssertThrowsError(try Database(path: path, key: .named(passphrase), options: quick),
                              "this process opened the file while the helper had it exclusively") { error in
             XCTAssertEqual(error as? DatabaseError, .databaseInUse(path: path))
         }
@@ -164,7 +164,7 @@ final class ExclusiveAccessTests: XCTestCase {
         helper.waitUntilExit()
         XCTAssertEqual(helper.terminationReason, .uncaughtSignal)
 
-        let db = try Database(path: path, key: .passphrase(passphrase))
+        let db = try Database(path: path, key: .named(passphrase))
         XCTAssertGreaterThanOrEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM t") ?? 0, reported)
         XCTAssertEqual(try db.fetchScalar(String.self, "PRAGMA integrity_check"), "ok")
     }

@@ -17,7 +17,7 @@ final class FileFormatTests: XCTestCase {
         plain.close()
         XCTAssertEqual(try FileFormat.detect(at: path("plain.db")), .plaintext(pageSize: 8192, userVersion: 7))
 
-        let encrypted = try Database(path: path("encrypted.db"), key: .passphrase("k"))
+        let encrypted = try Database(path: path("encrypted.db"), key: .named("k"))
         try encrypted.execute("CREATE TABLE t(x)")
         encrypted.close()
         XCTAssertEqual(try FileFormat.detect(at: path("encrypted.db")), .notPlaintext)

@@ -24,7 +24,7 @@ private final class Lines: @unchecked Sendable {
 /// feature, and elsewhere (Debian 12's SQLCipher 3.4.1 is SQLite 3.15.2)
 /// shows that SQLite refuses it with a clear error, not a wrong answer.
 final class ModernSQLTests: XCTestCase {
-    let key = DatabaseKey.passphrase("modern sql")
+    let key = DatabaseKey.named("modern sql")
 
     private func makeQueue() throws -> DatabaseQueue {
         try DatabaseQueue(path: try makeTemporaryDirectory(self).appendingPathComponent("modern.db").path, key: key)

@@ -6,7 +6,7 @@ import XCTest
 /// at once, one after each commit that touches what the query read, none
 /// for other tables, and the end of it all when the task is cancelled.
 final class ObservationTests: XCTestCase {
-    var key: DatabaseKey { .passphrase(passphrase) }
+    var key: DatabaseKey { .named(passphrase) }
 
     let passphrase = "observation tests passphrase"
 
@@ -170,10 +170,10 @@ final class ObservationTests: XCTestCase {
             XCTAssertEqual(firstUnasked, 0, "\(writer)")
             XCTAssertTrue(writer.isCheckingOtherProcesses, "\(writer)")
 
-            try runPeer(writer.path, key: passphrase, """
+            try runPeer(writer.path, key: TestKeys.text(named: passphrase), """
                 import sqlcipher3
                 db = sqlcipher3.connect(path)
-                db.execute("PRAGMA key = '" + key + "'")
+                db.execute('PRAGMA key = "' + key + '"')
                 db.execute("INSERT INTO note(title) VALUES ('from another process')")
                 db.commit()
                 """)
@@ -234,7 +234,7 @@ final class ObservationTests: XCTestCase {
         try await pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after a failed key change')") }
         let second = try await values.next(timeout: 5)
         XCTAssertEqual(second, 1, "no value after a failed key change")
-        try pool.changeKey(to: .passphrase("observation tests new passphrase"))
+        try pool.changeKey(to: .named("observation tests new passphrase"))
         try await pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after a key change')") }
         let third = try await values.next(timeout: 5)
         XCTAssertEqual(third, 2, "no value after a key change")

@@ -20,7 +20,7 @@ final class ProcessLockTests: XCTestCase {
 
     /// Runs `sql` in the shell after the key; returns its exit status and complaint.
     private func shell(_ path: String, _ sql: String) throws -> (status: Int32, complaint: String) {
-        let (status, _, complaint) = try runSQLCipherShellUnchecked(path, "PRAGMA key = '\(passphrase)';\n\(sql)\n")
+        let (status, _, complaint) = try runSQLCipherShellUnchecked(path, "PRAGMA key = \"\(TestKeys.text(named: passphrase))\";\n\(sql)\n")
         return (status, complaint)
     }
 
@@ -33,12 +33,12 @@ final class ProcessLockTests: XCTestCase {
 
     func testAConnectionOpenedDuringAWriteKeepsTheWritersLock() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("rollback.db").path
-        let queue = try DatabaseQueue(path: path, key: .passphrase(passphrase), options: options)
+        let queue = try DatabaseQueue(path: path, key: .named(passphrase), options: options)
         try queue.write { db in try db.execute("CREATE TABLE t(x)") }
         try queue.write { db in
             try db.execute("INSERT INTO t VALUES (1)")
             // Another connection to the same file, opened while this transaction holds its lock.
-            let other = try Database(path: path, key: .passphrase(passphrase), options: options)
+            let other = try Database(path: path, key: .named(passphrase), options: options)
             XCTAssertEqual(try other.fetchScalar(Int.self, "SELECT count(*) FROM t"), 0)
             other.close()
             try assertAnotherProcessCannotWrite(path)
@@ -49,7 +49,7 @@ final class ProcessLockTests: XCTestCase {
 
     func testAPoolsReadersKeepItsLockOnTheFile() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("wal.db").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        let pool = try DatabasePool(path: path, key: .named(passphrase), options: options)
         try pool.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
         // The first read opens a reader, after the writer holds its lock.
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 1)
@@ -65,13 +65,13 @@ final class ProcessLockTests: XCTestCase {
     /// write transaction: their descriptors wait for the connection to close.
     func testReadingTheFilesStartDuringAWriteKeepsTheWritersLock() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("reader.db").path
-        let queue = try DatabaseQueue(path: path, key: .passphrase(passphrase), options: options)
+        let queue = try DatabaseQueue(path: path, key: .named(passphrase), options: options)
         try queue.write { db in try db.execute("CREATE TABLE t(x)") }
         try queue.write { db in
             try db.execute("INSERT INTO t VALUES (1)")
             XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
             XCTAssertFalse(EncryptedDatabaseFile.hasPlaintextHeader(at: path))
-            let file = try EncryptedDatabaseFile(path: path, key: .passphrase(passphrase), settings: .sqlcipher3)
+            let file = try EncryptedDatabaseFile(path: path, key: .named(passphrase), settings: .sqlcipher3)
             XCTAssertTrue(try file.verify().isIntact)
             try assertAnotherProcessCannotWrite(path)
         }
@@ -84,9 +84,9 @@ final class ProcessLockTests: XCTestCase {
     func testReadingAnAttachedFilesStartDuringAWriteKeepsTheWritersLock() throws {
         let dir = try makeTemporaryDirectory(self)
         let main = dir.appendingPathComponent("main.db").path, attached = dir.appendingPathComponent("attached.db").path
-        try Database(path: attached, key: .passphrase(passphrase), options: options).execute("CREATE TABLE t(x)")
-        let db = try Database(path: main, key: .passphrase(passphrase), options: options)
-        try db.execute("ATTACH DATABASE ? AS other KEY ?", [attached, passphrase])
+        try Database(path: attached, key: .named(passphrase), options: options).execute("CREATE TABLE t(x)")
+        let db = try Database(path: main, key: .named(passphrase), options: options)
+        try db.execute("ATTACH DATABASE ? AS other KEY ?", [attached, TestKeys.text(named: passphrase)])
         try db.inTransaction(.immediate) { db in
             try db.execute("INSERT INTO other.t VALUES (1)")
             XCTAssertEqual(try FileFormat.detect(at: attached), .notPlaintext)
@@ -101,7 +101,7 @@ final class ProcessLockTests: XCTestCase {
     /// process's descriptors as they were.
     func testReadingAHeldFileAgainAndAgainOpensNoMoreDescriptors() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("held.db").path
-        let pool = try DatabasePool(path: path, key: .passphrase(passphrase), options: options)
+        let pool = try DatabasePool(path: path, key: .named(passphrase), options: options)
         try pool.write { db in try db.execute("CREATE TABLE t(x)") }
         func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
         _ = try FileFormat.detect(at: path)

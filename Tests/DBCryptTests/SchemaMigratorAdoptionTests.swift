@@ -15,7 +15,7 @@ final class SchemaMigratorAdoptionTests: XCTestCase {
     private func open() throws -> Database {
         var options = Database.Options()
         options.cipher = CipherSettings(.sqlcipher4, kdfIterations: 4000)
-        let db = try Database(path: path, key: .passphrase("adoption"), options: options)
+        let db = try Database(path: path, key: .named("adoption"), options: options)
         try db.execute("PRAGMA foreign_keys = ON")
         return db
     }
@@ -96,7 +96,7 @@ final class SchemaMigratorAdoptionTests: XCTestCase {
         try migrator.loadDirectory(dir.path)
         migrator.registerMigration(3, "wal", inTransaction: false) { db in try db.execute("PRAGMA journal_mode = WAL") }
         XCTAssertEqual(migrator.migrations.map(\.inTransaction), [true, false, false])
-        let queue = try DatabaseQueue(path: path, key: .passphrase("adoption"))
+        let queue = try DatabaseQueue(path: path, key: .named("adoption"))
         let sizeBefore = try queue.inDatabase { db in
             try db.execute("CREATE TABLE keep(x); INSERT INTO keep VALUES (1)")
             return try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0

@@ -4,7 +4,7 @@ import XCTest
 
 /// Schema migrations from files and code, and every refusal leaving the file untouched.
 final class SchemaMigratorTests: XCTestCase {
-    let key = DatabaseKey.passphrase("migrations key")
+    let key = DatabaseKey.named("migrations key")
     var dir: URL!
     var migrations: URL!
     var path: String!

@@ -17,7 +17,7 @@ final class TemporaryStorageTests: XCTestCase {
             ["-f", "-qq", "-e", "trace=write,pwrite64,writev,pwritev,pwritev2", "-s", "1000000", "-o", trace,
              testHelperPath, "temp-storage", directory.appendingPathComponent("notes.db").path]
                 + (temporaryStorageOnDisk ? ["--temp-store-file"] : []),
-            environment: ["DBCRYPT_TEST_KEY": "temporary-storage-test", "SQLITE_TMPDIR": directory.path])
+            environment: ["DBCRYPT_TEST_KEY": TestKeys.text(named: "temporary-storage-test"), "SQLITE_TMPDIR": directory.path])
         XCTAssertEqual(status, 0, complaint)
         return try String(decoding: Data(contentsOf: URL(fileURLWithPath: trace)), as: UTF8.self)
     }

@@ -14,7 +14,7 @@ final class WriteAheadLogOpeningTests: XCTestCase {
     override func setUpWithError() throws {
         dir = try makeTemporaryDirectory(self)
         path = dir.appendingPathComponent("app.db").path
-        try writeLoggedDatabase(path, key: secret)
+        try writeLoggedDatabase(path, key: TestKeys.text(named: secret))
     }
 
     /// Every file in the directory, by name.
@@ -32,11 +32,11 @@ final class WriteAheadLogOpeningTests: XCTestCase {
 
     func testAWrongKeyChangesNoFile() throws {
         let before = try files()
-        XCTAssertThrowsError(try Database(path: path, key: .passphrase("not the key"))) { error in
+        XCTAssertThrowsError(try Database(path: path, key: .named("not the key"))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
         }
         XCTAssertEqual(try files(), before, "the database, its -wal and -shm")
-        let db = try Database(path: path, key: .passphrase(secret))
+        let db = try Database(path: path, key: .named(secret))
         XCTAssertEqual(try rows(db), ["zero", "one", "two", "three"])
     }
 
@@ -45,28 +45,28 @@ final class WriteAheadLogOpeningTests: XCTestCase {
         log[32 + 24 + 100] ^= 0x01   // frame 0's page: two commits follow it
         try log.write(to: URL(fileURLWithPath: path + "-wal"))
         let before = try files()
-        XCTAssertThrowsError(try Database(path: path, key: .passphrase(secret))) { error in
+        XCTAssertThrowsError(try Database(path: path, key: .named(secret))) { error in
             XCTAssertEqual(error as? DatabaseError, .damagedWriteAheadLog(
                 path: path, reason: "frame 0 is damaged (2 committed transactions from there on would be lost)"))
         }
         XCTAssertEqual(try files(), before)
         var options = Database.Options()
         options.acceptsDamagedWriteAheadLog = true
-        let db = try Database(path: path, key: .passphrase(secret), options: options)
+        let db = try Database(path: path, key: .named(secret), options: options)
         XCTAssertEqual(try rows(db), ["zero"])
     }
 
     func testALogOfAnotherDatabaseIsATypedErrorAndKept() throws {
         let other = dir.appendingPathComponent("other.db").path
-        try writeLoggedDatabase(other, key: secret, rows: ["alien"])
+        try writeLoggedDatabase(other, key: TestKeys.text(named: secret), rows: ["alien"])
         try FileManager.default.removeItem(atPath: path + "-wal")
         try FileManager.default.removeItem(atPath: path + "-shm")
         try FileManager.default.copyItem(atPath: other + "-wal", toPath: path + "-wal")
         let before = try files()
-        XCTAssertThrowsError(try Database(path: path, key: .passphrase(secret))) { error in
+        XCTAssertThrowsError(try Database(path: path, key: .named(secret))) { error in
             XCTAssertEqual(error as? DatabaseError, .writeAheadLogDoesNotDecrypt(path: path))
         }
-        XCTAssertThrowsError(try DatabaseEncryption.changeKey(path, from: .passphrase(secret), to: .passphrase("new")))
+        XCTAssertThrowsError(try DatabaseEncryption.changeKey(path, from: .named(secret), to: .named("new")))
         XCTAssertEqual(try files(), before)
     }
 
@@ -75,14 +75,14 @@ final class WriteAheadLogOpeningTests: XCTestCase {
     /// the log's frames authenticate with it, so it opens, with the log.
     func testATornFirstPageThatTheLogRepairsOpens() throws {
         let repaired = dir.appendingPathComponent("repaired.db").path
-        try writeLoggedDatabase(repaired, key: secret, rows: ["one"], loggedFirst: "CREATE TABLE u(b);")
+        try writeLoggedDatabase(repaired, key: TestKeys.text(named: secret), rows: ["one"], loggedFirst: "CREATE TABLE u(b);")
         var file = try Data(contentsOf: URL(fileURLWithPath: repaired))
         file[600] ^= 0x01   // inside page 1 (1024 bytes), past its salt
         try file.write(to: URL(fileURLWithPath: repaired))
-        let db = try Database(path: repaired, key: .passphrase(secret))
+        let db = try Database(path: repaired, key: .named(secret))
         XCTAssertEqual(try rows(db), ["zero", "one"])
         XCTAssertEqual(try db.fetchAll(String.self, "SELECT name FROM sqlite_master ORDER BY name"), ["t", "u"])
-        XCTAssertThrowsError(try Database(path: repaired, key: .passphrase("not the key"))) { error in
+        XCTAssertThrowsError(try Database(path: repaired, key: .named("not the key"))) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: repaired))
         }
     }
@@ -93,7 +93,7 @@ final class WriteAheadLogOpeningTests: XCTestCase {
         let file = try Data(contentsOf: URL(fileURLWithPath: path))
         let log = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
         let plain = dir.appendingPathComponent("plain.db").path
-        try DatabaseEncryption.decrypt(path, key: .passphrase(secret), cipher: .sqlcipher3, to: plain)
+        try DatabaseEncryption.decrypt(path, key: .named(secret), cipher: .sqlcipher3, to: plain)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), file)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path + "-wal")), log)
         XCTAssertEqual(try rows(try Database(path: plain)), ["zero", "one", "two", "three"])
@@ -102,14 +102,14 @@ final class WriteAheadLogOpeningTests: XCTestCase {
     func testClosingWithoutCheckpointKeepsTheLog() throws {
         let file = try Data(contentsOf: URL(fileURLWithPath: path))
         let log = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
-        let db = try Database(path: path, key: .passphrase(secret))
+        let db = try Database(path: path, key: .named(secret))
         XCTAssertEqual(try rows(db), ["zero", "one", "two", "three"])
         db.closeWithoutCheckpoint()
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), file)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path + "-wal")), log)
         // An ordinary close folds it in.
-        try Database(path: path, key: .passphrase(secret)).close()
+        try Database(path: path, key: .named(secret)).close()
         XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
-        XCTAssertEqual(try rows(try Database(path: path, key: .passphrase(secret))), ["zero", "one", "two", "three"])
+        XCTAssertEqual(try rows(try Database(path: path, key: .named(secret))), ["zero", "one", "two", "three"])
     }
 }

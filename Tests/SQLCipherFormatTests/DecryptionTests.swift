@@ -11,7 +11,7 @@ final class DecryptionTests: XCTestCase {
         // About 3 MiB in the file and as much again only in the -wal.
         let path = try makeDatabase(self, rows: 20_000, leavingFramesInLog: true)
         let output = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("plain.db").path
-        let reader = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let reader = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         let summary = try reader.decrypt(to: output)
         XCTAssertGreaterThan(fileSize(path), 3 << 20, "fewer than three windows")
         XCTAssertGreaterThan(summary.pagesFromLog, 256)
@@ -35,7 +35,7 @@ final class DecryptionTests: XCTestCase {
     func testADiskThatFillsUpIsCannotWriteAndLeavesNoCopy() throws {
         let path = try makeDatabase(self, rows: 9_000)
         let mountPoint = try mountSmallDisk(self, in: URL(fileURLWithPath: path).deletingLastPathComponent(), size: "1m")
-        let reader = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let reader = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertThrowsError(try reader.decrypt(to: mountPoint.appendingPathComponent("plain.db").path)) { error in
             guard case SQLCipherFormatError.cannotWrite(_, let reason) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("No space left"), reason)

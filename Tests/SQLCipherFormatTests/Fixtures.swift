@@ -4,20 +4,25 @@ import SQLCipherFormat
 import TestFixtures
 import XCTest
 
-/// The passphrase of every fixture.
+/// The passphrase of the fixtures the peers read (PeerFileTests): the
+/// page reader's own key derivation is what those test.
 let fixturePassphrase = "correct horse"
+/// The key of every other fixture: a raw key, which the page reader uses
+/// with no derivation; ``fixtureKeyText`` is its text for a peer.
+let fixtureKey = DatabaseKey.named(fixturePassphrase)
+let fixtureKeyText = TestKeys.text(named: fixturePassphrase)
 
 /// A database DBCrypt (the linked SQLCipher) writes: table `t` with `rows`
 /// rows of text and a 300-byte blob, with `settings`. With `leavingFramesInLog`,
 /// a copy is taken while the connection is open in WAL mode with its last
 /// transactions still in the `-wal` file, as a running app leaves it.
 func makeDatabase(_ test: XCTestCase, _ settings: CipherSettings = .sqlcipher4, rows: Int = 200,
-                  leavingFramesInLog: Bool = false) throws -> String {
+                  leavingFramesInLog: Bool = false, key: DatabaseKey = fixtureKey) throws -> String {
     let dir = try makeTemporaryDirectory(test)
     let path = dir.appendingPathComponent("fixture.db").path
     var options = Database.Options()
     options.cipher = settings
-    let db = try Database(path: path, key: .passphrase(fixturePassphrase), options: options)
+    let db = try Database(path: path, key: key, options: options)
     try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, data BLOB)")
     try db.execute("INSERT INTO t(name, data) SELECT 'row ' || i, randomblob(300) FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < \(rows / 2)) SELECT i FROM c)")
     // Free pages, which verification must cover too.
@@ -40,11 +45,11 @@ func makeDatabase(_ test: XCTestCase, _ settings: CipherSettings = .sqlcipher4, 
 }
 
 /// The rows of `t` as one line each, read through the linked SQLCipher.
-func rowsThroughSQLCipher(_ path: String, _ settings: CipherSettings = .sqlcipher4) throws -> [String] {
+func rowsThroughSQLCipher(_ path: String, _ settings: CipherSettings = .sqlcipher4, key: DatabaseKey = fixtureKey) throws -> [String] {
     var options = Database.Options()
     options.cipher = settings
     options.readOnly = true
-    let db = try Database(path: path, key: .passphrase(fixturePassphrase), options: options)
+    let db = try Database(path: path, key: key, options: options)
     defer { db.close() }
     return try db.fetchAll(String.self, "SELECT id || ' ' || name || ' ' || hex(data) FROM t ORDER BY id")
 }

@@ -141,8 +141,8 @@ final class PeerFileTests: XCTestCase {
     /// A file DBCrypt converts to a plaintext header opens in SQLCipher 4.19
     /// with the header size and the salt, and converted back, in the linked SQLCipher.
     func testAFileConvertedToAPlaintextHeaderOpensInSQLCipher419AndBack() throws {
-        let original = try makeDatabase(self)
-        let expected = try rowsThroughSQLCipher(original)
+        let original = try makeDatabase(self, key: .passphrase(fixturePassphrase))
+        let expected = try rowsThroughSQLCipher(original, key: .passphrase(fixturePassphrase))
         let standard = try EncryptedDatabaseFile(path: original, key: .passphrase(fixturePassphrase))
         let converted = original + ".header"
         let settings = try standard.convertHeader(to: converted, plaintextHeaderSize: 32)
@@ -164,6 +164,6 @@ final class PeerFileTests: XCTestCase {
         XCTAssertEqual(withHeader.settings, settings)
         let back = original + ".back"
         XCTAssertEqual(try withHeader.convertHeader(to: back, plaintextHeaderSize: 0), .sqlcipher4)
-        XCTAssertEqual(try rowsThroughSQLCipher(back), expected)
+        XCTAssertEqual(try rowsThroughSQLCipher(back, key: .passphrase(fixturePassphrase)), expected)
     }
 }

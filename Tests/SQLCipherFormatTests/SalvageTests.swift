@@ -10,7 +10,7 @@ final class SalvageTests: XCTestCase {
     func testTheScannerReadsWhatAuthenticates() throws {
         let path = try makeDatabase(self, rows: 400)
         let expected = try rowsThroughSQLCipher(path)
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         let pages = path + ".pages"
         XCTAssertEqual(try file.recoverPages(to: pages).zeroedPages, [])
         let scanner = try PageScanner(path: pages)
@@ -27,7 +27,7 @@ final class SalvageTests: XCTestCase {
 
         // A leaf in the middle lost: its rows are gone, the others are read.
         try flip(path, at: Int64(4096 * 5 + 10), mask: 0xff)
-        let damaged = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let damaged = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         let salvaged = path + ".salvaged"
         XCTAssertEqual(try damaged.recoverPages(to: salvaged).zeroedPages, [6])
         let rescanner = try PageScanner(path: salvaged)

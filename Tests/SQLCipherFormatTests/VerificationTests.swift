@@ -8,7 +8,7 @@ final class VerificationTests: XCTestCase {
     func testFilesTheLinkedSQLCipherWroteAreFoundAndIntact() throws {
         for settings in [CipherSettings.sqlcipher4, .sqlcipher3] {
             let path = try makeDatabase(self, settings)
-            let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+            let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
             XCTAssertEqual(file.settings, settings)
             XCTAssertTrue(file.firstPageAuthenticates)
             let report = try file.verify()
@@ -30,7 +30,7 @@ final class VerificationTests: XCTestCase {
     func testADamagedFirstPageIsToldFromAWrongKey() throws {
         let path = try makeDatabase(self)
         try flip(path, at: 200, mask: 0x01)
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertFalse(file.firstPageAuthenticates)
         XCTAssertEqual(file.settings, .sqlcipher4)
         let report = try file.verify()
@@ -42,7 +42,7 @@ final class VerificationTests: XCTestCase {
     /// the checksum the header had, are not reported as damaged too.
     func testADamagedLogHeaderIsOneDamageNotOnePerFrame() throws {
         let path = try makeDatabase(self, .sqlcipher4, rows: 120, leavingFramesInLog: true)
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertTrue(try file.verify().isIntact)
         for offset: Int64 in [8, 12, 16, 19, 20, 23, 24, 27, 28, 31] {
             try flip(path + "-wal", at: offset, mask: 0x20)
@@ -62,7 +62,7 @@ final class VerificationTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         for settings in [CipherSettings.sqlcipher4, .sqlcipher3] {
             let path = try makeDatabase(self, settings, rows: 120, leavingFramesInLog: true)
-            let key = DatabaseKey.passphrase(fixturePassphrase)
+            let key = fixtureKey
             let file = try EncryptedDatabaseFile(path: path, key: key)
             let clean = try file.verify()
             XCTAssertTrue(clean.isIntact, "\(clean.damage)")
@@ -111,7 +111,7 @@ final class VerificationTests: XCTestCase {
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: UInt64(size - 4096 - 100))
         try handle.close()
-        let report = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)).verify()
+        let report = try EncryptedDatabaseFile(path: path, key: fixtureKey).verify()
         let lastFull = Int((size - 4096 - 100) / 4096)
         XCTAssertEqual(report.damage.map(\.kind), [.shortPage, .missing])
         XCTAssertEqual(report.damage.first?.page, lastFull + 1)
@@ -130,7 +130,7 @@ final class LockBytePageTests: XCTestCase {
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: UInt64(pages * pageSize))
         try handle.close()
-        let report = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)).verify()
+        let report = try EncryptedDatabaseFile(path: path, key: fixtureKey).verify()
         XCTAssertEqual(report.damageCount, pages - written - 1, "every zero page but the lock-byte page")
         XCTAssertFalse(report.damage.contains { $0.page == (1 << 30) / pageSize + 1 })
     }

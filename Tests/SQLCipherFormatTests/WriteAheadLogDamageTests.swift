@@ -10,7 +10,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
 
     override func setUpWithError() throws {
         path = try makeTemporaryDirectory(self).appendingPathComponent("app.db").path
-        try writeLoggedDatabase(path, key: fixturePassphrase)   // three commits of one frame each
+        try writeLoggedDatabase(path, key: fixtureKeyText)   // three commits of one frame each
     }
 
     /// The log with `change` applied to its bytes.
@@ -24,7 +24,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
 
     func testAnIntactLogLosesNothing() throws {
         XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertEqual(try file.verifyLog().frameCount, 3)
         XCTAssertEqual(try file.verifyLog().damage, [])
     }
@@ -35,7 +35,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
         XCTAssertEqual(found.frame, 1)
         XCTAssertEqual(found.lostCommits, 1)
         XCTAssertEqual(found.description, "frame 1 is damaged (1 committed transaction from there on would be lost)")
-        let damage = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)).verifyLog().damage
+        let damage = try EncryptedDatabaseFile(path: path, key: fixtureKey).verifyLog().damage
         XCTAssertEqual(damage.map(\.location), [.wal(frame: 1)])
     }
 
@@ -49,7 +49,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
         let found = try XCTUnwrap(try WriteAheadLogDamage.find(besideDatabaseAt: path))
         XCTAssertEqual(found.frame, 1)
         XCTAssertEqual(found.lostCommits, 1)
-        let damage = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase)).verifyLog().damage
+        let damage = try EncryptedDatabaseFile(path: path, key: fixtureKey).verifyLog().damage
         XCTAssertEqual(damage.map(\.description), ["WAL frame 1 (bytes 1080-2127): WAL frame header mismatch"])
     }
 
@@ -72,7 +72,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
     func testALogCutInsideItsLastFrameEndsThere() throws {
         try changeLog { $0.removeLast(100) }
         XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertEqual(try file.verifyLog().damage, [])
     }
 
@@ -83,7 +83,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
     func testALastCommitWhoseChainBreaksEndsTheLogButIsNamedByVerification() throws {
         try changeLog { $0[32 + 2 * frameSize + 16] ^= 0x01 }   // the last frame's stored checksum
         XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertEqual(try file.verifyLog().damage.map(\.kind), [.walFrameHeader])
     }
 
@@ -93,7 +93,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
     func testALastCommitChangedOnDiskFailsItsHMAC() throws {
         try changeLog { $0[32 + 2 * frameSize + 24 + 300] ^= 0x01 }
         XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertEqual(try file.verifyLog().damage.map(\.location), [.wal(frame: 2)])
     }
 
@@ -110,7 +110,7 @@ final class WriteAheadLogDamageTests: XCTestCase {
             log += leftover + halfWritten
         }
         XCTAssertNil(try WriteAheadLogDamage.find(besideDatabaseAt: path))
-        let file = try EncryptedDatabaseFile(path: path, key: .passphrase(fixturePassphrase))
+        let file = try EncryptedDatabaseFile(path: path, key: fixtureKey)
         XCTAssertEqual(try file.verifyLog().damage, [], "SQLite reads nothing after the last commit")
     }
 }

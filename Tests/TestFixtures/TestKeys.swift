@@ -3,6 +3,7 @@
 // nothing. Tests use raw keys unless derivation is what they test
 // (the README names those tests).
 import DBCrypt
+import Foundation
 
 /// Keys that open with no key derivation: raw 32-byte keys. They carry no
 /// salt, so each new file gets a random one of its own, as with a
@@ -33,17 +34,19 @@ public enum TestKeys {
     private static func rawKeyText(_ word: String) -> String { "x'" + String(repeating: word, count: 8) + "'" }
 }
 
-extension DatabaseKey {
-    /// A raw key made from `name` (the same name gives the same key, another
-    /// name another key): a stand-in for `.passphrase(name)` that costs no
-    /// key derivation. Like a passphrase it carries no salt: each new file
-    /// gets its own.
-    public static func named(_ name: String) -> DatabaseKey {
+extension TestKeys {
+    /// ``DatabaseKey/named(_:)`` as key text (`x'<64 hex digits>'`), for a
+    /// child process's environment or a peer's `PRAGMA key = "..."`.
+    public static func text(named name: String) -> String {
+        "x'" + rawKeyBytes(named: name).map { String(format: "%02x", $0) }.joined() + "'"
+    }
+
+    /// 32 bytes made from `name` by splitmix64: every name spreads over all of them.
+    static func rawKeyBytes(named name: String) -> [UInt8] {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         for byte in name.utf8 { state = (state ^ UInt64(byte)) &* 0x1000_0000_01B3 }
         var bytes: [UInt8] = []
         while bytes.count < 32 {
-            // splitmix64: every name spreads over all 48 bytes.
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -51,6 +54,16 @@ extension DatabaseKey {
             z ^= z >> 31
             bytes += withUnsafeBytes(of: z.littleEndian) { Array($0) }
         }
-        return try! DatabaseKey(rawKey: bytes)
+        return bytes
+    }
+}
+
+extension DatabaseKey {
+    /// A raw key made from `name` (the same name gives the same key, another
+    /// name another key): a stand-in for `.passphrase(name)` that costs no
+    /// key derivation. Like a passphrase it carries no salt: each new file
+    /// gets its own.
+    public static func named(_ name: String) -> DatabaseKey {
+        try! DatabaseKey(rawKey: TestKeys.rawKeyBytes(named: name))
     }
 }
