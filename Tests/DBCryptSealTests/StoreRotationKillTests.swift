@@ -23,11 +23,11 @@ final class StoreRotationKillTests: XCTestCase {
             try queue.close()
         }
         let keys = ["DBCRYPT_TEST_KEY": databasePassphrase, "DBCRYPT_TEST_STORE_KEY": storePassphrase]
-        let start = { try startTestHelper(["rotate-store", path], keys: keys).process }
+        let target = KillTarget.testHelper(["rotate-store", path], keys: keys)
 
         // How long a whole run takes, to spread the random kills over it.
         let began = Date()
-        let whole = try start()
+        let whole = try target.start()
         whole.waitUntilExit()
         XCTAssertEqual(whole.terminationStatus, 0, "an uninterrupted rotation failed")
         let typicalDuration = Date().timeIntervalSince(began)
@@ -37,14 +37,14 @@ final class StoreRotationKillTests: XCTestCase {
         // both keys, even when the poll missed a few journals and the kill
         // lands some transactions later.
         let latest = count / SealedStore.rotationBatch - 3
-        let points: [KillPoint] = (0..<killCount(10)).map { _ in .random }
-            + (0..<killCount(2)).map { _ in .fileAppears(directory: directory.path, prefix: "store.db-journal") }
-            + (0..<killCount(3)).map { _ in
+        let points: [KillPoint] = (0..<KillCampaign.kills(quick: 3, full: 10)).map { _ in .random }
+            + (0..<KillCampaign.kills(quick: 1, full: 2)).map { _ in .fileAppears(directory: directory.path, prefix: "store.db-journal") }
+            + (0..<KillCampaign.kills(quick: 2, full: 3)).map { _ in
                 .fileAppearsAgain(directory: directory.path, prefix: "store.db-journal", times: .random(in: 2...latest))
             }
         var midRotation = 0
         for point in points.shuffled() {
-            let landed = try runAndKill(at: point, typicalDuration: typicalDuration, start: start)
+            let landed = try runAndKill(at: point, typicalDuration: typicalDuration, target: target)
             let queue = try DatabaseQueue(path: path, key: .passphrase(databasePassphrase))
             let store = try SealedStore(queue, credential: .passphrase(storePassphrase), create: false)
             let values = try queue.read { db in

@@ -9,8 +9,8 @@ import XCTest
 /// app starts again on the same database and destination after each kill.
 /// After every kill, a restore of the latest commit is a state the app had
 /// (rows 1...n, each with its own text, and the tally saying n), and holds
-/// every commit the backup reported as shipped. DBCRYPT_KILL_SCALE
-/// multiplies the counts (`make kill-tests`).
+/// every commit the backup reported as shipped. `make test` runs a few
+/// kills of each kind, `make kill-tests` the full campaign (``KillCampaign``).
 final class ContinuousBackupKillTests: XCTestCase {
     let key = "continuous kill test key"
 
@@ -18,17 +18,17 @@ final class ContinuousBackupKillTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         let destination = dir.appendingPathComponent("backup").path
-        let points: [KillPoint] = Array(repeating: .random, count: killCount(10))
-            + Array(repeating: .fileModified(path), count: killCount(4))
-            + Array(repeating: .fileAppears(directory: destination, prefix: "0"), count: killCount(4))
+        let points: [KillPoint] = Array(repeating: .random, count: KillCampaign.kills(quick: 4, full: 10))
+            + Array(repeating: .fileModified(path), count: KillCampaign.kills(quick: 2, full: 4))
+            + Array(repeating: .fileAppears(directory: destination, prefix: "0"), count: KillCampaign.kills(quick: 2, full: 4))
         var shippedSoFar: UInt64 = 0
         var landed = 0, restores = 0
         for point in points.shuffled() {
             try? FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
             let output = Pipe()
-            if try runAndKill(at: point, typicalDuration: 1.0, start: {
-                try startTestHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: key)], output: .to(output.fileHandleForWriting)).process
-            }) { landed += 1 }
+            let target = KillTarget.testHelper(["continuous-backup-app", path, destination], keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: key)],
+                                               output: .to(output.fileHandleForWriting))
+            if try runAndKill(at: point, typicalDuration: 1.0, target: target) { landed += 1 }
             try output.fileHandleForWriting.close()
             let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
             let shipped = lines.compactMap { $0.hasPrefix("shipped ") ? UInt64($0.dropFirst(8)) : nil }.max()

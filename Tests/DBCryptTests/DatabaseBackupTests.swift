@@ -268,7 +268,8 @@ final class DatabaseBackupTests: XCTestCase {
     }
 
     /// SIGKILL of a process backing up, at random moments, when its copy
-    /// appears and right after the rename: the copy's path holds nothing or
+    /// appears, just before and right after the rename, and before the
+    /// directory's sync that makes the rename durable: the copy's path holds nothing or
     /// the complete copy, the database is untouched, and the next run
     /// removes what the killed ones left.
     func testKilledBackupLeavesNoCopyOrTheWholeCopy() throws {
@@ -284,10 +285,15 @@ final class DatabaseBackupTests: XCTestCase {
         let duration = Date().timeIntervalSince(started)
         try FileManager.default.removeItem(atPath: copy)
 
-        let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: killCount(10))
-            + Array(repeating: (.fileAppears(directory: dir.path, prefix: ".copy.db.dbcrypt-"), .original), count: killCount(3))
-            + Array(repeating: (.pathReplaced(copy), .replaced), count: killCount(3))
-        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper(["backup", path, copy], keys: keys).process },
+        let target = KillTarget.testHelper(["backup", path, copy], keys: keys)
+        let syncs = try target.fsyncsBeforeFirstRename()
+        try FileManager.default.removeItem(atPath: copy)
+        let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: KillCampaign.kills(quick: 2, full: 10))
+            + Array(repeating: (.fileAppears(directory: dir.path, prefix: ".copy.db.dbcrypt-"), .original), count: KillCampaign.kills(quick: 1, full: 3))
+            + Array(repeating: (.beforeRename, .original), count: KillCampaign.kills(quick: 1, full: 1))
+            + Array(repeating: (.pathReplaced(copy), .replaced), count: KillCampaign.kills(quick: 1, full: 3))
+            + Array(repeating: (.beforeSyscall("fsync", occurrence: syncs + 1), .replaced), count: KillCampaign.kills(quick: 1, full: 1))
+        let tally = try killAtEach(points, typicalDuration: duration, target: target,
                                    state: {
             try checkCopy(path, key: key, rows: 20_000)
             guard FileManager.default.fileExists(atPath: copy) else { return .original }

@@ -2,33 +2,39 @@ import Foundation
 import XCTest
 @testable import DBCrypt
 
-/// The in-place routines killed with SIGKILL in a child process, on a
-/// 100k-row database: at random moments, the instant the temporary file
-/// appears and right after the rename (or, for `Database.changeKey`, the
-/// instant its journal appears). After every kill the path holds the complete
-/// original or the complete new database. DBCRYPT_KILL_SCALE multiplies the
-/// counts (`make kill-tests`).
+/// The in-place routines killed with SIGKILL in a child process: at random
+/// moments, the instant the temporary file appears, just before the rename,
+/// right after it and before the directory's sync that makes it durable (or,
+/// for `Database.changeKey`, the instant its journal appears). After every
+/// kill the path holds the complete original or the complete new database.
+/// `make test` runs each point once or twice on 10,000 rows; `make
+/// kill-tests` the full campaign on 100,000 (``KillCampaign``).
 final class DatabaseEncryptionCrashTests: XCTestCase {
-    static let rows = 100_000
+    static let rows = KillCampaign.size(quick: 10_000, full: 100_000)
     let oldKey = "crash test key"
     let newKey = "crash test new key"
 
+    /// The plaintext fixture every test copies, built once per run.
+    private static let plainTemplate = SharedFixture("crash-plain.db") { path in
+        try EncryptionFixture.create(at: path, rows: rows)
+    }
+    /// The same, encrypted with the old key.
+    private static let encryptedTemplate = SharedFixture("crash-encrypted.db") { path in
+        try FileManager.default.copyItem(atPath: try plainTemplate.path(), toPath: path)
+        try DatabaseEncryption.migrateInPlace(path, key: .named("crash test key"))
+    }
+
     func testKilledMigrationLeavesTheOriginalOrTheEncryptedDatabase() throws {
         let dir = try makeTemporaryDirectory(self)
-        let template = dir.appendingPathComponent("template.db").path
-        try EncryptionFixture.create(at: template, rows: Self.rows)
         try runKills(
-            template: template, dir: dir, command: "migrate", keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey)],
+            template: try Self.plainTemplate.path(), dir: dir, command: "migrate", keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey)],
             original: nil, replacement: .named(oldKey))
     }
 
     func testKilledKeyChangeLeavesTheOldOrTheNewKeyedDatabase() throws {
         let dir = try makeTemporaryDirectory(self)
-        let template = dir.appendingPathComponent("template.db").path
-        try EncryptionFixture.create(at: template, rows: Self.rows)
-        try DatabaseEncryption.migrateInPlace(template, key: .named(oldKey))
         try runKills(
-            template: template, dir: dir, command: "change-key",
+            template: try Self.encryptedTemplate.path(), dir: dir, command: "change-key",
             keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey), "DBCRYPT_TEST_NEW_KEY": TestKeys.text(named: newKey)],
             original: .named(oldKey), replacement: .named(newKey))
     }
@@ -39,11 +45,8 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
     /// they were on disk.
     func testKilledConnectionRekeyLeavesTheOldOrTheNewKeyedDatabase() throws {
         let dir = try makeTemporaryDirectory(self)
-        let template = dir.appendingPathComponent("template.db").path
-        try EncryptionFixture.create(at: template, rows: Self.rows)
-        try DatabaseEncryption.migrateInPlace(template, key: .named(oldKey))
         try runKills(
-            template: template, dir: dir, command: "rekey-connection",
+            template: try Self.encryptedTemplate.path(), dir: dir, command: "rekey-connection",
             keys: ["DBCRYPT_TEST_KEY": TestKeys.text(named: oldKey), "DBCRYPT_TEST_NEW_KEY": TestKeys.text(named: newKey)],
             original: .named(oldKey), replacement: .named(newKey),
             latePoints: [(.fileAppears(directory: dir.path, prefix: "app.db-journal"), .original),
@@ -60,10 +63,12 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
     ) throws {
         let path = dir.appendingPathComponent("app.db").path
         let temporary = ".app.db.dbcrypt-"
-        let latePoints: [(KillPoint, KillOutcome?)] = latePoints ?? [
-            (.fileAppears(directory: dir.path, prefix: temporary), .original), (.pathReplaced(path), .replaced),
-        ]
-        try FileManager.default.copyItem(atPath: template, toPath: path)
+        let target = KillTarget.testHelper([command, path], keys: keys)
+        func restoreOriginal() throws {
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: template, toPath: path)
+        }
+        try restoreOriginal()
 
         // One uninterrupted run tells how long the routine takes.
         let started = Date()
@@ -72,14 +77,20 @@ final class DatabaseEncryptionCrashTests: XCTestCase {
         XCTAssertEqual(timing.status, 0, timing.stderr)
         try check(path, key: replacement)
 
-        let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: killCount(15))
-            + latePoints.flatMap { point in Array(repeating: (point.0, point.1), count: killCount(4)) }
-        func restoreOriginal() throws {
-            try? FileManager.default.removeItem(atPath: path)
-            try FileManager.default.copyItem(atPath: template, toPath: path)
+        let late: [(KillPoint, KillOutcome?)]
+        if let latePoints {
+            late = latePoints
+        } else {
+            // A traced run finds the directory's sync after the rename.
+            try restoreOriginal()
+            let syncs = try target.fsyncsBeforeFirstRename()
+            late = [(.fileAppears(directory: dir.path, prefix: temporary), .original), (.beforeRename, .original),
+                          (.pathReplaced(path), .replaced), (.beforeSyscall("fsync", occurrence: syncs + 1), .replaced)]
         }
+        let points: [(KillPoint, expected: KillOutcome?)] = Array(repeating: (.random, nil), count: KillCampaign.kills(quick: 2, full: 15))
+            + late.flatMap { point in Array(repeating: (point.0, point.1), count: KillCampaign.kills(quick: 1, full: 4)) }
         try restoreOriginal()
-        let tally = try killAtEach(points, typicalDuration: duration, start: { try startTestHelper([command, path], keys: keys).process },
+        let tally = try killAtEach(points, typicalDuration: duration, target: target,
                                    state: {
             guard try holdsOriginal(path, originalKey: original) else {
                 try check(path, key: replacement)

@@ -1,5 +1,5 @@
-// What the kill tests of both test targets share: where a child process is
-// killed, and how many times.
+// The kill-campaign driver every kill test shares: what a child process
+// is, where it is killed, how many times, and what each kill left.
 import Foundation
 import XCTest
 
@@ -23,6 +23,16 @@ public enum KillPoint: Sendable, CustomStringConvertible {
     /// The instant the file at `path` is first written (its size or
     /// modification time changes): a commit under way.
     case fileModified(String)
+    /// At the `occurrence`-th call of the system call `name` (1 is the
+    /// first), before it runs: the child runs under strace, which sends the
+    /// SIGKILL itself. `rename` 1 is the instant a routine's new file is
+    /// written and synced, just before it replaces the old one; see
+    /// ``KillTarget/fsyncsBeforeFirstRename()`` for the directory sync right
+    /// after the rename. Exact, where a watcher is only as quick as its polls.
+    case beforeSyscall(String, occurrence: Int)
+
+    /// Just before the rename that puts a routine's new file in place.
+    public static let beforeRename = KillPoint.beforeSyscall("rename", occurrence: 1)
 
     public var description: String {
         switch self {
@@ -31,22 +41,91 @@ public enum KillPoint: Sendable, CustomStringConvertible {
         case .fileAppearsAgain(_, let prefix, let times): "when \(prefix)* appeared for the \(times)th time"
         case .pathReplaced(let path): "right after \((path as NSString).lastPathComponent) was replaced"
         case .fileModified(let path): "when \((path as NSString).lastPathComponent) was first written"
+        case .beforeSyscall(let name, let occurrence): "before \(name) call \(occurrence)"
         }
     }
 }
 
-/// `count` scaled by the environment variable DBCRYPT_KILL_SCALE (default 1):
-/// `make test` runs a CI-sized number of kills, `make kill-tests` many more.
-public func killCount(_ count: Int) -> Int {
-    let scale = ProcessInfo.processInfo.environment["DBCRYPT_KILL_SCALE"].flatMap(Int.init) ?? 1
-    return count * max(scale, 1)
+/// Which campaign a kill test runs. `make test` runs the quick one: each
+/// point where a kill matters, once or twice, and a few random moments, on
+/// small fixtures. `make kill-tests` sets DBCRYPT_KILL_SCALE (default 10)
+/// and runs the full one: the counts and fixtures each test was written
+/// with, times the scale.
+public enum KillCampaign {
+    /// DBCRYPT_KILL_SCALE, or nil in `make test`.
+    public static let scale: Int? = ProcessInfo.processInfo.environment["DBCRYPT_KILL_SCALE"]
+        .flatMap { Int($0) }.map { max($0, 1) }
+
+    /// Whether this is `make kill-tests`' full campaign.
+    public static var isFull: Bool { scale != nil }
+
+    /// How many kills of one kind: `quick` in `make test`, `full` times the scale in `make kill-tests`.
+    public static func kills(quick: Int, full: Int) -> Int { scale.map { full * $0 } ?? quick }
+
+    /// A fixture's size (rows, say): `quick` in `make test`, `full` in `make kill-tests`.
+    public static func size(quick: Int, full: Int) -> Int { isFull ? full : quick }
 }
 
-/// Starts a child process with `start`, kills it with SIGKILL at `point` and
-/// reaps it. Returns whether the kill landed: false when the process ended
-/// by itself first (for `.random`, a moment past its end).
+/// What a kill test starts, again and again: a program with its arguments
+/// and environment additions. Its standard error is discarded; its standard
+/// output goes to `output`.
+public struct KillTarget: Sendable {
+    public let executable: String
+    public let arguments: [String]
+    public let environment: [String: String]
+    public let output: ChildOutput
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String], output: ChildOutput = .discarded) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.output = output
+    }
+
+    /// The test helper (Tests/DBCryptTestHelper) with `arguments` and `keys` in its environment.
+    public static func testHelper(_ arguments: [String], keys: [String: String], output: ChildOutput = .discarded) -> KillTarget {
+        KillTarget(testHelperPath, arguments, environment: keys, output: output)
+    }
+
+    /// Starts it, under strace with `straceOptions` when given.
+    public func start(straceOptions: [String] = []) throws -> Process {
+        let (program, commandLine) = straceOptions.isEmpty ? (executable, arguments)
+            : (strace, ["-f", "-qq"] + straceOptions + ["--", executable] + arguments)
+        return try ChildProcess(program, commandLine, environment: environment, standardOutput: output, standardError: .discarded).process
+    }
+
+    /// Runs it to its end under strace and counts its `fsync` calls before
+    /// its first rename: the next one is the directory's, which makes the
+    /// rename durable (``KillPoint/beforeSyscall(_:occurrence:)`` with this
+    /// count plus one). The run completes: restore the files after it.
+    public func fsyncsBeforeFirstRename() throws -> Int {
+        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-kill-trace-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let process = try start(straceOptions: ["-o", trace, "-e", "trace=fsync,rename,renameat,renameat2"])
+        process.waitUntilExit()
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        guard let rename = lines.firstIndex(where: { $0.contains(" rename") }) else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable) renamed nothing"])
+        }
+        return lines[..<rename].filter { $0.contains(" fsync(") }.count
+    }
+}
+
+/// strace, which kills a child at an exact system call (`make test`'s bootstrap installs it).
+private let strace = "/usr/bin/strace"
+
+/// Starts `target`, kills it with SIGKILL at `point` and reaps it. Returns
+/// whether the kill landed: false when the process ended by itself first
+/// (for `.random`, a moment past its end).
 /// `typicalDuration` is how long an uninterrupted run takes.
-public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start: () throws -> Process) throws -> Bool {
+public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, target: KillTarget) throws -> Bool {
+    if case .beforeSyscall(let name, let occurrence) = point {
+        let calls = name == "rename" ? "rename,renameat,renameat2" : name
+        let process = try target.start(straceOptions: ["-o", "/dev/null", "-e", "inject=\(calls):signal=KILL:when=\(occurrence)"])
+        process.waitUntilExit()
+        // strace ends itself with the signal that ended its child.
+        return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+    }
     let baseline: FileIdentity? = switch point {
     case .pathReplaced(let path), .fileModified(let path): FileIdentity(path)
     default: nil
@@ -55,7 +134,7 @@ public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start
     case .fileAppears(let directory, let prefix), .fileAppearsAgain(let directory, let prefix, _): entries(of: directory, prefix: prefix)
     default: [:]
     }
-    let process = try start()
+    let process = try target.start()
     defer { process.waitUntilExit() }
     // The point is watched every 50 µs; a process that ends first was not killed.
     let watch = { (reached: () -> Bool) in waitUntil(timeout: 600, every: 0.000_05) { reached() || !process.isRunning } }
@@ -77,6 +156,8 @@ public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, start
         watch { FileIdentity(path) != baseline }
     case .fileModified(let path):
         watch { FileIdentity(path).map { !$0.sameContentStamp(as: baseline) } ?? true }
+    case .beforeSyscall:
+        preconditionFailure("strace kills at a system call: see the start of this function")
     }
     guard process.isRunning else { return false }
     kill(process.processIdentifier, SIGKILL)
@@ -135,19 +216,20 @@ public enum KillOutcome: Sendable {
     case original, replaced
 }
 
-/// Runs the process `start` makes once per point, in random order, killing it
-/// there; asks `state` what the files hold after each kill (it checks that
-/// they are whole), checks that against the point's expected outcome when the
-/// kill landed, and calls `restore` after each replacement. Returns how many
-/// kills left each outcome.
+/// Runs `target` once per point, in random order, killing it there; asks
+/// `state` what the files hold after each kill (it checks that they are
+/// whole), checks that against the point's expected outcome when the kill
+/// landed, and calls `restore` after each replacement. A kill at a system
+/// call must land. Returns how many kills left each outcome.
 public func killAtEach(
     _ points: [(KillPoint, expected: KillOutcome?)], typicalDuration: TimeInterval,
-    start: () throws -> Process, state: () throws -> KillOutcome, restore: () throws -> Void,
+    target: KillTarget, state: () throws -> KillOutcome, restore: () throws -> Void,
     file: StaticString = #filePath, line: UInt = #line
 ) throws -> [KillOutcome: Int] {
     var tally: [KillOutcome: Int] = [.original: 0, .replaced: 0]
     for (point, expected) in points.shuffled() {
-        let landed = try runAndKill(at: point, typicalDuration: typicalDuration, start: start)
+        let landed = try runAndKill(at: point, typicalDuration: typicalDuration, target: target)
+        if case .beforeSyscall = point { XCTAssertTrue(landed, "no kill \(point): the run never got there", file: file, line: line) }
         let left = try state()
         tally[left, default: 0] += 1
         if landed, let expected { XCTAssertEqual(left, expected, "killed \(point)", file: file, line: line) }

@@ -80,12 +80,6 @@ func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
 /// The bytes of a file, to prove it unchanged.
 func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
-/// Starts `dbcrypt` with `arguments` and `environment` added to this
-/// process's, its output discarded: for the tests that kill it mid-way.
-func startDbcrypt(_ arguments: [String], environment: [String: String]) throws -> Process {
-    try ChildProcess(dbcryptPath, arguments, environment: environment, standardOutput: .discarded, standardError: .discarded).process
-}
-
 /// Every file under `dir`: its bytes and mode, a link's target, or what
 /// kind of file it is (directory, FIFO, device).
 func snapshotFiles(in dir: URL) throws -> [String: Data] {

@@ -3,32 +3,42 @@ import Foundation
 import XCTest
 
 /// Every `dbcrypt` command that writes a database, killed with SIGKILL at
-/// random moments, the instant its temporary file (or journal) appears, and
-/// right after the rename that puts the new file in place. After every kill
-/// the files hold the complete old state or the complete new one; the source
-/// of an export is byte-identical; the next run removes what the killed ones
-/// left behind. DBCRYPT_KILL_SCALE multiplies the counts (`make kill-tests`).
+/// random moments, the instant its temporary file (or journal) appears, just
+/// before the rename that puts the new file in place, right after it, and
+/// before the directory's sync that makes it durable. After every kill the
+/// files hold the complete old state or the complete new one; the source of
+/// an export is byte-identical; the next run removes what the killed ones
+/// left behind. What the CLI adds to the library's routines (whose own kill
+/// tests are DatabaseEncryptionCrashTests and DatabaseBackupTests): outputs
+/// named by -o, WAL sources, exports to plaintext, restores and schema
+/// migrations. `make test` kills each point once on 20,000 rows; `make
+/// kill-tests` runs the full campaign on 300,000 (``KillCampaign``).
 final class CommandKillTests: XCTestCase {
-    static let rows = 300_000
+    static let rows = KillCampaign.size(quick: 20_000, full: 300_000)
     let key = testKey
     let newKey = otherKey
     var dir: URL!
     var plainTemplate: String!
 
-    override func setUpWithError() throws {
-        dir = try makeTemporaryDirectory(self)
-        plainTemplate = dir.appendingPathComponent("template.db").path
-        let db = try Database(path: plainTemplate)
+    /// The plaintext fixture, built once per run: each test reads it, or
+    /// makes its own from it.
+    private static let template = SharedFixture("command-kill-template.db") { path in
+        let db = try Database(path: path)
         try db.execute("""
             PRAGMA user_version = 3;
             CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT);
             CREATE TABLE note(id INTEGER PRIMARY KEY, author_id INTEGER, title TEXT, body BLOB, score REAL);
             CREATE INDEX note_by_author ON note(author_id, score);
             INSERT INTO author(name) VALUES ('Ada'), ('Grace');
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(Self.rows))
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
             INSERT INTO note SELECT i, i % 2 + 1, 'note "' || i || '"', CAST(i * 7 AS BLOB), i / 4.0 FROM n;
             """)
         db.close()
+    }
+
+    override func setUpWithError() throws {
+        dir = try makeTemporaryDirectory(self)
+        plainTemplate = try Self.template.path()
     }
 
     // MARK: - Exports to another file
@@ -224,10 +234,12 @@ final class CommandKillTests: XCTestCase {
 
         var versions = [Int: Int]()
         try copy(template, to: path)
-        let points = Array(repeating: KillPoint.random, count: killCount(12))
-            + Array(repeating: .fileAppears(directory: dir.path, prefix: "app.db-journal"), count: killCount(4))
+        let points = Array(repeating: KillPoint.random, count: KillCampaign.kills(quick: 4, full: 12))
+            + Array(repeating: .fileAppears(directory: dir.path, prefix: "app.db-journal"), count: KillCampaign.kills(quick: 1, full: 4))
+            + (1...3).map { KillPoint.fileAppearsAgain(directory: dir.path, prefix: "app.db-journal", times: $0) }
+        let target = KillTarget(dbcryptPath, arguments, environment: keyEnvironment)
         for point in points {
-            _ = try runAndKill(at: point, typicalDuration: duration) { try startDbcrypt(arguments, environment: keyEnvironment) }
+            _ = try runAndKill(at: point, typicalDuration: duration, target: target)
             let version = try schemaVersion(path)
             versions[version, default: 0] += 1
             if version == 3 { try copy(template, to: path) }
@@ -261,12 +273,14 @@ final class CommandKillTests: XCTestCase {
     // MARK: - The campaign
 
     /// Runs `arguments` uninterrupted once (timing it), then kills it at
-    /// random moments, when its temporary file appears beside `target`, and
-    /// right after the rename over `target`. `state` checks the files after
-    /// each kill and says what they hold; `restore` puts the original back.
+    /// random moments, when its temporary file appears beside `target`, just
+    /// before and right after the rename over `target`, and before the
+    /// directory's sync after it. `state` checks the files after each kill
+    /// and says what they hold; `restore` puts the original back.
     private func campaign(arguments: [String], target: String, restore: () throws -> Void, state: () throws -> KillOutcome) throws {
         let folder = (target as NSString).deletingLastPathComponent
         let temporary = "." + (target as NSString).lastPathComponent + ".dbcrypt-"
+        let command = KillTarget(dbcryptPath, arguments, environment: keyEnvironment)
         try restore()
         let started = Date()
         let run = try dbcrypt(arguments, environment: keyEnvironment)
@@ -274,13 +288,16 @@ final class CommandKillTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertEqual(try state(), KillOutcome.replaced)
         try restore()
+        let syncs = try command.fsyncsBeforeFirstRename()
+        try restore()
 
         let points: [(KillPoint, expected: KillOutcome?)] =
-            Array(repeating: (.random, nil), count: killCount(10))
-            + Array(repeating: (.fileAppears(directory: folder, prefix: temporary), .original), count: killCount(3))
-            + Array(repeating: (.pathReplaced(target), .replaced), count: killCount(3))
-        let tally = try killAtEach(points, typicalDuration: duration, start: { try startDbcrypt(arguments, environment: keyEnvironment) },
-                                   state: state, restore: restore)
+            Array(repeating: (.random, nil), count: KillCampaign.kills(quick: 2, full: 10))
+            + Array(repeating: (.fileAppears(directory: folder, prefix: temporary), .original), count: KillCampaign.kills(quick: 1, full: 3))
+            + Array(repeating: (.beforeRename, .original), count: KillCampaign.kills(quick: 1, full: 1))
+            + Array(repeating: (.pathReplaced(target), .replaced), count: KillCampaign.kills(quick: 1, full: 3))
+            + Array(repeating: (.beforeSyscall("fsync", occurrence: syncs + 1), .replaced), count: KillCampaign.kills(quick: 1, full: 1))
+        let tally = try killAtEach(points, typicalDuration: duration, target: command, state: state, restore: restore)
         print("\(arguments[0]): \(points.count) kills within \(Int(duration * 1000)) ms runs: "
               + "\(tally[.original]!) left the original, \(tally[.replaced]!) the new file")
         XCTAssertGreaterThan(tally[.original]!, 0)
