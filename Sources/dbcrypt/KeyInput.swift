@@ -64,15 +64,17 @@ enum KeyInput {
         return first
     }
 
+    /// Turns echo off (discarding what was typed ahead), then asks: what is
+    /// typed once the prompt shows is read, and never shown.
     private static func readHidden(_ message: String, tty: UnsafeMutablePointer<FILE>) throws -> [UInt8] {
-        fputs(message, tty)
-        fflush(tty)
         let fd = fileno(tty)
         var saved = termios()
         tcgetattr(fd, &saved)
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(fd, TCSAFLUSH, &silent)
+        fputs(message, tty)
+        fflush(tty)
         defer {
             tcsetattr(fd, TCSAFLUSH, &saved)
             fputs("\n", tty)

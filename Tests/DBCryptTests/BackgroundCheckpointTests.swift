@@ -72,13 +72,8 @@ final class BackgroundCheckpointTests: XCTestCase {
 
     /// Waits (up to 20 s) until the file alone holds `rows` notes.
     private func waitForTheFileAlone(toHold rows: Int, key: DatabaseKey? = nil, file: StaticString = #filePath, line: UInt = #line) {
-        let deadline = Date().addingTimeInterval(20)
         var seen: Int?
-        repeat {
-            seen = rowsInTheFileAlone(key: key)
-            if seen == rows { return }
-            usleep(20_000)
-        } while Date() < deadline
+        if waitUntil(timeout: 20, every: 0.02, { seen = rowsInTheFileAlone(key: key); return seen == rows }) { return }
         XCTFail("the database file alone holds \(seen.map(String.init) ?? "no readable") rows, not \(rows)", file: file, line: line)
     }
 

@@ -106,7 +106,7 @@ final class ContinuousBackupTests: XCTestCase {
             shipped.append(try XCTUnwrap(try pool.continuousBackup?.shipNow()))
         }
         let before = try BackupCatalog(storage).entries.map(\.number)
-        usleep(400_000)
+        pause(0.4)   // the clock passes the retention: a time this test sets, not a wait for a thread
         try insert(pool, count: 1)
         try pool.continuousBackup?.shipNow()   // a snapshot older than the retention exists now: what precedes it goes
         try insert(pool, count: 1)
@@ -138,7 +138,7 @@ final class ContinuousBackupTests: XCTestCase {
         try insert(pool, count: 1)
         storage.failNext()
         XCTAssertThrowsError(try pool.continuousBackup?.shipNow())
-        usleep(2_000)   // the next record's time, and so its name, differs
+        pause(0.002)   // the clock moves on, so the next record's time, and its name, differs
         try insert(pool, count: 1)
         let shipped = try XCTUnwrap(try pool.continuousBackup?.shipNow())
         let catalog = try BackupCatalog(storage)
@@ -257,9 +257,7 @@ final class ContinuousBackupTests: XCTestCase {
         options.shipped = { commit in rounds.withLock { $0.append(commit.commit) } }
         let (pool, storage) = try makePool(dir, options: options)
         try insert(pool, count: 1)
-        let deadline = Date().addingTimeInterval(10)
-        while (rounds.withLock { $0.last } ?? 0) < 1 && Date() < deadline { usleep(10_000) }
-        XCTAssertGreaterThanOrEqual(rounds.withLock { $0.last } ?? 0, 1)
+        assertEventually("no round shipped the commit", timeout: 10) { (rounds.withLock { $0.last } ?? 0) >= 1 }
         let restored = dir.appendingPathComponent("restored.db").path
         try ContinuousBackup.restore(from: storage, to: restored, key: key)
         try checkRestored(restored, rows: 1)

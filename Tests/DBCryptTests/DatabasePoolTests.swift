@@ -327,11 +327,11 @@ final class DatabasePoolTests: XCTestCase {
                 }
             }
         }
-        while reads.value < 20 { usleep(1000) }
+        assertEventually("the readers did not read") { reads.value >= 20 || !failures.all.isEmpty }
         let newKey = DatabaseKey.named("pool tests new passphrase")
         try pool.changeKey(to: newKey, newCipher: .sqlcipher3)
         let readsBefore = reads.value
-        while reads.value < readsBefore + 20 { usleep(1000) }
+        assertEventually("the readers did not read after the key change") { reads.value >= readsBefore + 20 || !failures.all.isEmpty }
         stop.set()
         done.wait()
         XCTAssertEqual(failures.all, [])

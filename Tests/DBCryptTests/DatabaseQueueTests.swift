@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import XCTest
+import CSQLCipher
 @testable import DBCrypt
 
 /// One connection behind a serial queue: many threads and tasks, nothing lost,
@@ -185,22 +186,34 @@ final class DatabaseQueueTests: XCTestCase {
             let reader = try DatabaseQueue(path: path, key: raw, options: options)
             let writer = try DatabaseQueue(path: path, key: raw, options: options)
             try writer.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+            // The writer tells when it first waits for a lock (and then keeps trying).
+            let blocked = DispatchSemaphore(value: 0)
+            try writer.inDatabase { db in
+                try db.withSQLiteHandle { handle in
+                    sqlite3_busy_handler(handle, { context, attempts in
+                        if attempts == 0 { Unmanaged<DispatchSemaphore>.fromOpaque(context!).takeUnretainedValue().signal() }
+                        sched_yield()
+                        return 1
+                    }, Unmanaged.passUnretained(blocked).toOpaque())
+                }
+            }
+            let done = DispatchSemaphore(value: 0)
             let counts = try reader.read { db -> [Int] in
                 let first = try db.fetchScalar(Int.self, "SELECT count(*) FROM t") ?? -1
                 // Another connection writes between the two SELECTs. In WAL
                 // mode it commits at once; with a rollback journal it waits
-                // for this read to end, so it runs on another thread.
-                let done = DispatchSemaphore(value: 0)
+                // for this read to end, so it runs on another thread, and the
+                // second SELECT runs once it is waiting.
                 DispatchQueue.global().async {
                     _ = try? writer.write { db in try db.execute("INSERT INTO t VALUES (2)") }
                     done.signal()
                 }
-                if mode == .wal { done.wait() } else { Thread.sleep(forTimeInterval: 0.2) }
+                XCTAssertEqual((mode == .wal ? done : blocked).wait(timeout: .now() + 30), .success, "journal mode \(mode)")
                 let second = try db.fetchScalar(Int.self, "SELECT count(*) FROM t") ?? -1
                 return [first, second]
             }
             XCTAssertEqual(counts, [1, 1], "journal mode \(mode)")
-            Thread.sleep(forTimeInterval: 0.3)
+            if mode != .wal { XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "the write never ended") }
             XCTAssertEqual(try reader.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM t") }, 2)
         }
     }

@@ -41,14 +41,15 @@ final class ObservationTests: XCTestCase {
             let second = try await values.next()
             XCTAssertEqual(second, 1, "\(writer)")
 
+            // Commits to another table, then one to the observed table:
+            // observations run in commit order, so once its value arrives,
+            // a fetch for any of the others would have run before it.
             let before = fetches.value
             for i in 0..<5 { try await writer.write { db in try db.execute("INSERT INTO other(value) VALUES (?)", ["\(i)"]) } }
-            try await Task.sleep(nanoseconds: 300_000_000)
-            XCTAssertEqual(fetches.value, before, "\(writer): commits to another table fetched again")
-
             try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('two')") }
             let third = try await values.next()
             XCTAssertEqual(third, 2, "\(writer)")
+            XCTAssertEqual(fetches.value, before + 1, "\(writer): commits to another table fetched again")
         }
     }
 
@@ -143,7 +144,8 @@ final class ObservationTests: XCTestCase {
                 }
                 return seen
             }
-            while started.value == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+            let begun = await waitUntil { started.value > 0 }
+            XCTAssertTrue(begun, "\(writer): the observation gave no value")
             XCTAssertEqual(writer.observationCount, 1)
             task.cancel()
             _ = try? await task.value
@@ -185,13 +187,14 @@ final class ObservationTests: XCTestCase {
             try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('own')") }
             let third = try await asked.next()
             XCTAssertEqual(third, 2, "\(writer)")
-            try await Task.sleep(nanoseconds: 200_000_000)
-            XCTAssertEqual(asked.pending, 0, "\(writer): the writer's own commit was delivered twice")
+            // The next own commit's value comes next: the last one was not delivered again.
+            try await writer.write { db in try db.execute("INSERT INTO note(title) VALUES ('own again')") }
+            let fourth = try await asked.next()
+            XCTAssertEqual(fourth, 3, "\(writer): the writer's own commit was delivered twice")
 
             asked.cancel()
-            let deadline = Date().addingTimeInterval(10)
-            while writer.isCheckingOtherProcesses && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
-            XCTAssertFalse(writer.isCheckingOtherProcesses, "\(writer): still polling after the observation ended")
+            let stopped = await waitUntil(timeout: 10) { !writer.isCheckingOtherProcesses }
+            XCTAssertTrue(stopped, "\(writer): still polling after the observation ended")
         }
     }
 
@@ -212,7 +215,8 @@ final class ObservationTests: XCTestCase {
                 finish.wait()
             }
         }
-        while writing.wait(timeout: .now()) == .timedOut { try await Task.sleep(nanoseconds: 1_000_000) }
+        let open = await waitUntil { writing.wait(timeout: .now()) == .success }
+        XCTAssertTrue(open, "the write transaction never opened")
         let values = Values(pool.observe(count))
         let first = try await values.next(timeout: 5)
         finish.signal()
@@ -367,14 +371,12 @@ private final class Values<T: Sendable>: @unchecked Sendable {
 
     /// The next value, or the sequence's error; fails after `timeout` seconds.
     func next(timeout: Double = 10) async throws -> T? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let (value, error) = take()
-            if let value { return value }
-            if let error { throw error }
-            try await Task.sleep(nanoseconds: 2_000_000)
+        var taken: (T?, Error?) = (nil, nil)
+        guard await waitUntil(timeout: timeout, { taken = take(); return taken.0 != nil || taken.1 != nil }) else {
+            XCTFail("no value within \(timeout) seconds")
+            return nil
         }
-        XCTFail("no value within \(timeout) seconds")
-        return nil
+        if let error = taken.1 { throw error }
+        return taken.0
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 @testable import DBCrypt
+import TestFixtures
 
 /// ReadPermits on real threads: a taker of every permit gets them while
 /// reads keep coming, new reads wait behind it, and one that gives up at
@@ -11,38 +12,49 @@ final class ReadPermitsTests: XCTestCase {
     /// Two threads read without pause, as a pool's readers under load do:
     /// each gives its permit back and asks again at once. A semaphore lets
     /// the thread that gave take back first; these permits go to the taker
-    /// of them all as soon as the reads under way end.
+    /// of them all as soon as the reads under way end. Observed as an order
+    /// of events: between the moment the taker asks and the moment it gets
+    /// them, no read begins but the two already under way.
     func testATakerOfAllIsNotStarvedByReadsThatKeepComing() {
         let permits = ReadPermits(count: 2)
         let stop = Atomic(false)
+        let events = Mutex<[String]>([])
         let done = DispatchGroup()
         for _ in 0..<2 {
             DispatchQueue.global().async(group: done) {
                 while !stop.load(ordering: .relaxed) {
                     permits.take()
-                    usleep(10_000)
+                    events.withLock { $0.append("read") }
+                    pause(0.01)   // the read's own work
                     permits.give()
                 }
             }
         }
         var failed = 0
-        var longest = 0.0
+        var readsWhileAsking: [Int] = []
         for _ in 0..<30 {
-            let asked = Date()
-            if permits.takeAll(by: Date(timeIntervalSinceNow: 1)) {
-                longest = max(longest, Date().timeIntervalSince(asked))
+            events.withLock { $0.append("asked") }
+            if permits.takeAll(by: Date(timeIntervalSinceNow: 10)) {
+                let order = events.withLock { log -> [String] in log.append("took"); return log }
+                let asked = order.lastIndex(of: "asked")!
+                readsWhileAsking.append(order[asked...].filter { $0 == "read" }.count)
                 permits.giveAll()
             } else {
                 failed += 1
             }
-            usleep(1_000)
+            // Reads run between two takers.
+            assertEventually("no read ran after the taker gave the permits back") {
+                events.withLock { $0.last == "read" }
+            }
         }
         stop.store(true, ordering: .relaxed)
         done.wait()
-        XCTAssertEqual(failed, 0, "reads that kept coming held the permits past the deadline")
-        // It waits for the reads under way (10 ms) only; behind a semaphore
-        // it waited 0.65-0.94 s here, and sometimes past the deadline.
-        XCTAssertLessThan(longest, 0.25, "reads that kept coming went first")
+        XCTAssertEqual(failed, 0, "reads that kept coming held the permits for 10 s")
+        // A read logged after "asked" took its permit before the taker began
+        // to wait: one per reader under way, and one per reader in the
+        // instant between the log and the wait. A semaphore let them go on
+        // for as long as they kept coming (tens of reads a round).
+        XCTAssertLessThanOrEqual(readsWhileAsking.max() ?? 0, 4, "reads began while a taker of all waited: \(readsWhileAsking)")
     }
 
     /// A read asked for after the taker of all began to wait runs only once
@@ -57,7 +69,7 @@ final class ReadPermitsTests: XCTestCase {
             events.withLock { $0.append("took all") }
             tookAll.signal()
         }
-        usleep(100_000)
+        assertEventually("the taker of all never waited") { permits.waiting.takersOfAll == 1 }
         let readDone = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             permits.take()
@@ -65,12 +77,12 @@ final class ReadPermitsTests: XCTestCase {
             permits.give()
             readDone.signal()
         }
-        usleep(100_000)
+        assertEventually("the new read never waited") { permits.waiting.reads == 1 }
         XCTAssertEqual(events.withLock { $0 }, [], "a read began while a taker of all waited")
         permits.give()  // the read under way ends
         tookAll.wait()
-        usleep(100_000)
         XCTAssertEqual(events.withLock { $0 }, ["took all"])
+        XCTAssertEqual(permits.waiting.reads, 1, "the new read runs while the taker holds every permit")
         permits.giveAll()
         readDone.wait()
         XCTAssertEqual(events.withLock { $0 }, ["took all", "new read"])

@@ -29,11 +29,11 @@ final class BackupCommandTests: XCTestCase {
             }
         }
         writer.start()
-        while commits.withLock({ $0 }) < 10 { usleep(1_000) }
+        assertEventually("the writer did not commit") { commits.withLock { $0 } >= 10 }
         let run = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY"], environment: keyEnvironment)
         let committedBy = commits.withLock { $0 }
         stop.withLock { $0 = true }
-        while !writer.isFinished { usleep(1_000) }
+        assertEventually("the writer did not stop") { writer.isFinished }
 
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertEqual(run.stdout, "Backed up \(path) to \(copy) under its own key.\n")

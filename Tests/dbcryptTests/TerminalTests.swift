@@ -12,10 +12,23 @@ final class TerminalTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path
         try makePlaintextDatabase(path, rows: 20_000)
-        // The key is typed at the prompts, after a pause for each to appear.
-        let typing = "sleep 1; printf '%s\\n' \"$TYPED\"; sleep 1; printf '%s\\n' \"$TYPED\""
-        let (status, output, _) = try runProgram("/bin/sh", ["-c", "(\(typing)) | script -qec \"$DBCRYPT migrate $DB\" /dev/null"],
-                                          environment: ["TYPED": keyText, "DBCRYPT": dbcryptPath, "DB": path])
+        // The key is typed at each prompt once it shows (echo is off by then).
+        let keyboard = Pipe()
+        let terminal = try ChildProcess("/usr/bin/script", ["-qfec", "\"$DBCRYPT\" migrate \"$DB\"", "/dev/null"],
+                                        environment: ["DBCRYPT": dbcryptPath, "DB": path], standardInput: keyboard.fileHandleForReading)
+        var output = ""
+        for prompt in ["New key for \(path):", "Repeat the key:"] {
+            while !output.contains(prompt) {
+                let data = terminal.outputPipe!.fileHandleForReading.availableData
+                guard !data.isEmpty else { break }
+                output += String(decoding: data, as: UTF8.self)
+            }
+            XCTAssertTrue(output.contains(prompt), output)
+            keyboard.fileHandleForWriting.write(Data((keyText + "\n").utf8))
+        }
+        let (status, rest, _) = terminal.finish()
+        output += rest
+        try keyboard.fileHandleForWriting.close()
         XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("New key for \(path):"), output)
         XCTAssertTrue(output.contains("Repeat the key:"), output)

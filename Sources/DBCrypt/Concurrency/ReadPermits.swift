@@ -6,7 +6,7 @@ import Foundation
 /// that keep coming cannot starve it (a semaphore would let a read that
 /// just ended take its permit back first, again and again).
 final class ReadPermits: @unchecked Sendable {
-    // @unchecked: `available` and `waitingForAll` are used under `condition`'s lock.
+    // @unchecked: `available`, `waitingForAll` and `waitingReads` are used under `condition`'s lock.
 
     /// How many reads may run at once.
     let count: Int
@@ -14,6 +14,8 @@ final class ReadPermits: @unchecked Sendable {
     private var available: Int
     /// Takers of every permit waiting for reads to end.
     private var waitingForAll = 0
+    /// Reads waiting for a permit.
+    private var waitingReads = 0
 
     init(count: Int) {
         self.count = count
@@ -24,7 +26,9 @@ final class ReadPermits: @unchecked Sendable {
     func take() {
         condition.lock()
         defer { condition.unlock() }
+        waitingReads += 1
         while available == 0 || waitingForAll > 0 { condition.wait() }
+        waitingReads -= 1
         available -= 1
     }
 
@@ -62,6 +66,14 @@ final class ReadPermits: @unchecked Sendable {
         }
         available = 0
         return true
+    }
+
+    /// Who waits now: takers of every permit, and reads. (What the tests
+    /// observe instead of sleeping until a thread has begun to wait.)
+    var waiting: (takersOfAll: Int, reads: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (waitingForAll, waitingReads)
     }
 
     /// Gives back every permit taken with ``takeAll()`` or ``takeAll(by:)``.
