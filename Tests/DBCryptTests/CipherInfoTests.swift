@@ -14,7 +14,7 @@ final class CipherInfoTests: XCTestCase {
 
     func testDebianSQLCipher3GetsDBCryptsProviderAndBothFormats() throws {
         let info = try CipherInfo.linked()
-        try XCTSkipUnless(info.cipherVersion.hasPrefix("3.4."), "the linked SQLCipher is \(info.cipherVersion)")
+        try skipUnless(info.cipherVersion.hasPrefix("3.4."), "the linked SQLCipher is \(info.cipherVersion)")
         XCTAssertTrue(info.usesDBCryptProvider)
         XCTAssertEqual(info.provider, "dbcrypt-openssl")
         XCTAssertEqual(info.formats, [.sqlcipher3, .sqlcipher4])
@@ -26,7 +26,7 @@ final class CipherInfoTests: XCTestCase {
 
     func testSQLCipher4ChoosesTheFormatWithItsOwnPragmas() throws {
         let info = try CipherInfo.linked()
-        try XCTSkipIf(info.usesDBCryptProvider, "SQLCipher \(info.cipherVersion) chooses the format through DBCrypt's provider")
+        try skipIf(info.usesDBCryptProvider, "SQLCipher \(info.cipherVersion) chooses the format through DBCrypt's provider")
         XCTAssertEqual(info.formats, [.sqlcipher3, .sqlcipher4])
         XCTAssertNotEqual(info.provider, "dbcrypt-openssl")
         let dir = try makeTemporaryDirectory(self)

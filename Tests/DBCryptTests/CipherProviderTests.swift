@@ -79,7 +79,7 @@ final class CipherProviderTests: XCTestCase {
     }
 
     func testSHA512HMACWithASHA1ReserveIsRefusedNotOverrun() throws {
-        try XCTSkipUnless(try CipherInfo.linked().usesDBCryptProvider, "only SQLCipher 3.4.x uses DBCrypt's provider")
+        try skipUnless(try CipherInfo.linked().usesDBCryptProvider, "only SQLCipher 3.4.x uses DBCrypt's provider")
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("v3.db").path
         var options = Database.Options()

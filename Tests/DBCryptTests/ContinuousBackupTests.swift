@@ -280,7 +280,7 @@ final class ContinuousBackupTests: XCTestCase {
             db.execute('PRAGMA key = "' + key + '"')
             print(db.execute('PRAGMA integrity_check').fetchone()[0], db.execute('SELECT count(*) FROM item').fetchone()[0])
             """), "ok \(rows)\n")
-        try XCTSkipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
+        try skipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
         XCTAssertEqual(try runSQLCipherShell(restored, "PRAGMA key = \"\(TestKeys.text(named: "continuous backup test key"))\";\nPRAGMA integrity_check;\nSELECT count(*) FROM item;\n",
                                              defaults: .own), "ok\n\(rows)\n")
     }

@@ -168,7 +168,7 @@ final class ModernSQLTests: XCTestCase {
         let queue = try makeQueue()
         let version = sqlite3_libversion_number()
         let fts5 = try Database.inMemory().fetchAll(String.self, "PRAGMA compile_options").contains("ENABLE_FTS5")
-        try XCTSkipUnless(version >= 3_035_000 && fts5, "SQLite \(String(cString: sqlite3_libversion())) has no FTS5 and RETURNING (the refusals are tested above)")
+        try skipUnless(version >= 3_035_000 && fts5, "SQLite \(String(cString: sqlite3_libversion())) has no FTS5 and RETURNING (the refusals are tested above)")
         try await queue.write { db in
             try db.execute("CREATE VIRTUAL TABLE note USING fts5(body); CREATE TABLE counter(name TEXT PRIMARY KEY, hits INTEGER)")
         }

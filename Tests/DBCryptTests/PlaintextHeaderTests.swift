@@ -33,7 +33,7 @@ final class PlaintextHeaderTests: XCTestCase {
 
     func testCreatedAndReopenedWithTheSaltBesideAPassphrase() throws {
         let engine = try self.engine
-        try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
+        try skipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
         let path = try makeHeaderDatabase()
         let start = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
         XCTAssertEqual(Array(start), SQLiteHeader.magic)
@@ -56,7 +56,7 @@ final class PlaintextHeaderTests: XCTestCase {
 
     func testWithoutItsSaltItIsAClearErrorAndNoFileChanges() throws {
         let engine = try self.engine
-        try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
+        try skipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
         let path = try makeHeaderDatabase()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try Database(path: path, key: .passphrase(passphrase))) { error in
@@ -78,7 +78,7 @@ final class PlaintextHeaderTests: XCTestCase {
     /// the shell wrote, both with a plaintext header.
     func testTheEnginesShellAndDBCryptReadEachOthersFiles() throws {
         let engine = try self.engine
-        try XCTSkipUnless(try engineHasPlaintextHeaders && shellIsSQLCipher4, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
+        try skipUnless(try engineHasPlaintextHeaders && shellIsSQLCipher4, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
         let path = try makeHeaderDatabase()
         XCTAssertEqual(try runSQLCipherShell(path, """
             PRAGMA key = '\(passphrase)';
@@ -138,7 +138,7 @@ final class PlaintextHeaderTests: XCTestCase {
     /// salt given: its commits open, and another database's log is refused.
     func testItsWriteAheadLogIsAuthenticatedWithTheGivenSalt() throws {
         let engine = try self.engine
-        try XCTSkipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
+        try skipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
         let dir = try makeTemporaryDirectory(self)
         var options = Database.Options()
         options.cipher = headerSettings
@@ -174,7 +174,7 @@ final class PlaintextHeaderTests: XCTestCase {
 
     func testAnEngineWithoutTheSettingSaysSo() throws {
         let engine = try self.engine
-        try XCTSkipIf(try engineHasPlaintextHeaders, "\(engine) has plaintext headers (tested above)")
+        try skipIf(try engineHasPlaintextHeaders, "\(engine) has plaintext headers (tested above)")
         let path = try makeTemporaryDirectory(self).appendingPathComponent("new.db").path
         var options = Database.Options()
         options.cipher = headerSettings

@@ -91,7 +91,7 @@ final class SQLCipherShellInteropTests: XCTestCase {
     /// A 4.x shell opens what DBCrypt writes with its defaults (SQLCipher 4)
     /// given the key alone.
     func testTheShellOpensWhatDBCryptWritesGivenTheKeyAlone() throws {
-        try XCTSkipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
+        try skipUnless(shellIsSQLCipher4, "Debian 12's 3.4.1 shell reads SQLCipher 3 files only")
         let path = try makeTemporaryDirectory(self).appendingPathComponent("defaults.db").path
         let db = try Database(path: path, key: .passphrase(passphrase))
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('from DBCrypt')")

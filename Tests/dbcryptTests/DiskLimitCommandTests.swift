@@ -15,7 +15,7 @@ final class DiskLimitCommandTests: XCTestCase {
 
     func testAFileSizeLimitIsAClearErrorAndLeavesNothing() throws {
         // A sanitizer's runtime maps files of its own, which the limit breaks (SIGBUS).
-        try XCTSkipIf(ProcessInfo.processInfo.environment["DBCRYPT_SANITIZER"] != nil, "ulimit -f stops the sanitizer's runtime")
+        try skipIf(ProcessInfo.processInfo.environment["DBCRYPT_SANITIZER"] != nil, "ulimit -f stops the sanitizer's runtime")
         try makePlaintextDatabase(path("plain.db"), rows: 3000)
         let before = try contents(path("plain.db"))
         // ulimit -f counts 1024-byte blocks: the source is larger than 64 KiB.

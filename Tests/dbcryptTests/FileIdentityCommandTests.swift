@@ -109,7 +109,7 @@ final class FileIdentityCommandTests: XCTestCase {
     }
 
     func testAnInPlaceResultKeepsItsOwnerGroupAndMode() throws {
-        try XCTSkipUnless(geteuid() == 0, "giving a file to another user needs root")
+        try skipUnless(geteuid() == 0, "giving a file to another user needs root")
         try makePlaintextDatabase(path("app.db"))
         XCTAssertEqual(chown(path("app.db"), 65534, 65534), 0)
         XCTAssertEqual(chmod(path("app.db"), 0o640), 0)
@@ -126,7 +126,7 @@ final class FileIdentityCommandTests: XCTestCase {
     }
 
     func testASourceThatMayOnlyBeReadIsExported() throws {
-        try XCTSkipUnless(geteuid() == 0, "reading as another user needs root")
+        try skipUnless(geteuid() == 0, "reading as another user needs root")
         let out = dir.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
         XCTAssertEqual(chmod(out.path, 0o777), 0)
@@ -166,7 +166,7 @@ final class FileIdentityCommandTests: XCTestCase {
     /// journal in a directory it may not write (were: "its directory does
     /// not exist", "SQLite error 8", "SQLite error 14").
     func testWritesThisUserMayNotMakeSaySo() throws {
-        try XCTSkipUnless(geteuid() == 0, "running as another user needs root")
+        try skipUnless(geteuid() == 0, "running as another user needs root")
         XCTAssertEqual(chmod(dir.path, 0o755), 0)
         try makePlaintextDatabase(path("plain.db"))
         XCTAssertEqual(try dbcrypt(["migrate", path("plain.db"), "-o", path("e.db"), "--key-env", "KEY"],

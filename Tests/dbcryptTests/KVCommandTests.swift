@@ -115,7 +115,7 @@ final class KVCommandTests: XCTestCase {
     }
 
     func testReadingNeedsNoWriteAccess() throws {
-        try XCTSkipUnless(geteuid() == 0, "reading as another user needs root")
+        try skipUnless(geteuid() == 0, "reading as another user needs root")
         XCTAssertEqual(try kv(["set", "k", "--create"], input: Data("v".utf8)).status, 0)
         let path = work.appendingPathComponent("app.db").path
         XCTAssertEqual(chmod(work.path, 0o755), 0)

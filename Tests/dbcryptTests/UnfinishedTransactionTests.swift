@@ -78,7 +78,7 @@ final class UnfinishedTransactionTests: XCTestCase {
     }
 
     func testWithoutWriteAccessEveryCommandSaysWhatToDoAndChangesNothing() throws {
-        try XCTSkipUnless(geteuid() == 0, "reading as another user needs root")
+        try skipUnless(geteuid() == 0, "reading as another user needs root")
         let out = dir.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
         XCTAssertEqual(chmod(out.path, 0o777), 0)
