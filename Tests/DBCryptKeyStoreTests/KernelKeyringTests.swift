@@ -28,7 +28,7 @@ final class KernelKeyringTests: XCTestCase {
         let again = try DatabaseKey.loadOrCreate(in: store, service: "dbcrypt", account: account)
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("k.db").path
-        try makeDatabase(path, key: key)
+        try makeOpenerDatabase(path, key: key)
         try assertOpens(path, with: again, rows: 0)
         // keyctl finds it under its description, in this user's session keyring.
         let (status, printed) = try keyctl(["pipe", "%user:dbcrypt:\(account)"])

@@ -52,8 +52,6 @@ func assertRacersEndUpWithOneKey(store: String, item: String, database path: Str
 }
 
 /// A database at `path` encrypted with `key`, with an empty table `opener`.
-func makeDatabase(_ path: String, key: DatabaseKey) throws {
-    let db = try Database(path: path, key: key)
-    try db.execute("CREATE TABLE opener(pid INTEGER)")
-    db.close()
+func makeOpenerDatabase(_ path: String, key: DatabaseKey) throws {
+    try TestFixtures.makeDatabase(path, key: key, schema: "CREATE TABLE opener(pid INTEGER)").close()
 }

@@ -67,7 +67,7 @@ final class SecretServiceTests: XCTestCase {
         XCTAssertEqual(passphrase.kind, .passphrase)
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("p.db").path
-        try makeDatabase(path, key: .passphrase("correct horse battery staple"))
+        try makeOpenerDatabase(path, key: .passphrase("correct horse battery staple"))
         try assertOpens(path, with: passphrase, rows: 0)
     }
 

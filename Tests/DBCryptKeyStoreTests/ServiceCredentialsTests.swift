@@ -23,7 +23,7 @@ final class ServiceCredentialsTests: XCTestCase {
         let passphrase = try DatabaseKey.load(from: store, service: "", account: "pass")
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("c.db").path
-        try makeDatabase(path, key: .passphrase("correct horse battery staple"))
+        try makeOpenerDatabase(path, key: .passphrase("correct horse battery staple"))
         try assertOpens(path, with: passphrase, rows: 0)
     }
 

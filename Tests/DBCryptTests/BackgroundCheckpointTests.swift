@@ -17,9 +17,7 @@ final class BackgroundCheckpointTests: XCTestCase {
     }
 
     private func makePool() throws -> DatabasePool {
-        let pool = try DatabasePool(path: path, key: key)
-        try pool.write { db in try db.execute("CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, body TEXT)") }
-        return pool
+        try TestFixtures.makePool(path, key: key, schema: "CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, body TEXT)")
     }
 
     /// Commits of one page-sized row each until the WAL's run holds `frames`

@@ -8,7 +8,7 @@ final class BadValueTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        db = try makeRawKeyedDatabase(self, "values.db", "CREATE TABLE v(id INTEGER PRIMARY KEY, x)")
+        db = try makeDatabase(self, "values.db", schema: "CREATE TABLE v(id INTEGER PRIMARY KEY, x)")
     }
 
     /// `text` read from a column as a `Date`, nil when it is not one.

@@ -440,8 +440,8 @@ final class ContinuousBackupTests: XCTestCase {
         var manual = ContinuousBackup.Options()
         manual.interval = .seconds(3600)
         configuration.continuousBackup = .init(storage: storage, options: options ?? manual)
-        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, configuration: configuration)
-        try pool.write { db in try db.execute("CREATE TABLE IF NOT EXISTS item(id INTEGER PRIMARY KEY, body TEXT)") }
+        let pool = try TestFixtures.makePool(dir.appendingPathComponent("app.db").path, key: key, configuration: configuration,
+                                             schema: "CREATE TABLE IF NOT EXISTS item(id INTEGER PRIMARY KEY, body TEXT)")
         return (pool, storage)
     }
 

@@ -314,7 +314,7 @@ final class DatabaseBackupTests: XCTestCase {
     /// A pool on `app.db` whose `item` table has `rows` rows, counted in
     /// `tally` by the same transactions (the copy's invariant).
     private func makePool(_ dir: URL, rows: Int = DatabaseBackupTests.rows, options: Database.Options = Database.Options()) throws -> DatabasePool {
-        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
+        let pool = try TestFixtures.makePool(dir.appendingPathComponent("app.db").path, key: key, options: options)
         try pool.write { db in try Self.fill(db, rows: rows) }
         return pool
     }
@@ -322,7 +322,7 @@ final class DatabaseBackupTests: XCTestCase {
     private func makeQueue(_ dir: URL, journalMode: Database.JournalMode) throws -> DatabaseQueue {
         var options = Database.Options()
         options.journalMode = journalMode
-        let queue = try DatabaseQueue(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
+        let queue = try TestFixtures.makeQueue(dir.appendingPathComponent("app.db").path, key: key, options: options)
         try queue.write { db in try Self.fill(db, rows: Self.rows) }
         return queue
     }

@@ -18,11 +18,8 @@ final class DatabasePoolTests: XCTestCase {
     private func makePool(readers: Int = 4) throws -> DatabasePool {
         var configuration = DatabasePool.Configuration()
         configuration.maximumReaderCount = readers
-        let pool = try DatabasePool(path: path, key: key, configuration: configuration)
-        try pool.write { db in
-            try db.execute("CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, title TEXT)")
-        }
-        return pool
+        return try TestFixtures.makePool(path, key: key, configuration: configuration,
+                                         schema: "CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, title TEXT)")
     }
 
     func testANewPoolIsAnEncryptedWALDatabaseThatOpensWithThePassphrase() throws {

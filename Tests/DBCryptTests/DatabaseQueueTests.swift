@@ -11,9 +11,7 @@ final class DatabaseQueueTests: XCTestCase {
 
     private func makeQueue() throws -> (DatabaseQueue, String) {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("queue.db").path
-        let queue = try DatabaseQueue(path: path, key: key)
-        try queue.inDatabase { try $0.execute("CREATE TABLE t(thread INTEGER, n INTEGER)") }
-        return (queue, path)
+        return (try TestFixtures.makeQueue(path, key: key, schema: "CREATE TABLE t(thread INTEGER, n INTEGER)"), path)
     }
 
     func testEightThreadsWritingAThousandRowsEachLoseNothing() throws {

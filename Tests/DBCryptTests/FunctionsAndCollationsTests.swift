@@ -9,7 +9,7 @@ final class FunctionsAndCollationsTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        db = try makeRawKeyedDatabase(self, "functions.db", "CREATE TABLE word(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO word(text) VALUES ('b'), ('B'), ('a'), ('é'), ('c'), (NULL)")
+        db = try makeDatabase(self, "functions.db", schema: "CREATE TABLE word(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO word(text) VALUES ('b'), ('B'), ('a'), ('é'), ('c'), (NULL)")
     }
 
     func testFunctionsTakeAnyArgumentsAndReturnEveryKindOfValue() throws {

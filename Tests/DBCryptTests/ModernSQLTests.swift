@@ -27,7 +27,7 @@ final class ModernSQLTests: XCTestCase {
     let key = DatabaseKey.named("modern sql")
 
     private func makeQueue() throws -> DatabaseQueue {
-        try DatabaseQueue(path: try makeTemporaryDirectory(self).appendingPathComponent("modern.db").path, key: key)
+        try TestFixtures.makeQueue(try makeTemporaryDirectory(self).appendingPathComponent("modern.db").path, key: key)
     }
 
     /// Runs `body` when the linked SQLite is `version` or later (as

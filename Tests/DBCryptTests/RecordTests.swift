@@ -66,7 +66,7 @@ private struct Echo: Record {
 
 final class RecordTests: XCTestCase {
     private func makeDatabase() throws -> Database {
-        try makeRawKeyedDatabase(self, "records.db", """
+        try TestFixtures.makeDatabase(self, "records.db", schema: """
             CREATE TABLE player(id INTEGER PRIMARY KEY, display_name TEXT NOT NULL UNIQUE, score INTEGER NOT NULL, team_id INTEGER);
             CREATE TABLE Membership(teamId INTEGER NOT NULL, playerId INTEGER NOT NULL, role TEXT NOT NULL,
                                     PRIMARY KEY(teamId, playerId)) WITHOUT ROWID;
@@ -100,7 +100,7 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(try db.fetchAll(Double.self, "SELECT value FROM Reading ORDER BY id"), [1.5, 2.5, 3.5, 4.5, 5.5, 6.5])
 
         // Another database, without the column the last record wrote: its INSERT does not prepare there.
-        let other = try makeRawKeyedDatabase(self, "other.db", "CREATE TABLE Reading(id INTEGER PRIMARY KEY, value REAL, flagged INTEGER)")
+        let other = try TestFixtures.makeDatabase(self, "other.db", schema: "CREATE TABLE Reading(id INTEGER PRIMARY KEY, value REAL, flagged INTEGER)")
         _ = try Reading(id: 7, value: 7.5, note: "seventh").inserted(db)
         _ = try Reading(id: 8, value: 8.5, note: nil).inserted(other)
         XCTAssertEqual(try other.fetchAll(Double.self, "SELECT value FROM Reading"), [8.5])

@@ -52,7 +52,7 @@ final class RecordValueTests: XCTestCase {
     }
 
     func testEveryValueKindRoundTripsOnAnEncryptedFileInItsDocumentedForm() throws {
-        let db = try makeRawKeyedDatabase(self, "values.db", schema)
+        let db = try makeDatabase(self, "values.db", schema: schema)
         var value = sample()
         try value.insert(db)
         XCTAssertEqual(try Sample.fetchOne(db, key: value.id!), value)
@@ -86,7 +86,7 @@ final class RecordValueTests: XCTestCase {
     }
 
     func testUUIDsBindAndReadFromTextInEitherCaseOrSixteenBytes() throws {
-        let db = try makeRawKeyedDatabase(self, "uuid.db", "CREATE TABLE t(u)")
+        let db = try makeDatabase(self, "uuid.db", schema: "CREATE TABLE t(u)")
         let uuid = UUID()
         try db.execute("INSERT INTO t VALUES (?)", [uuid])
         XCTAssertEqual(try db.fetchScalar(UUID.self, "SELECT u FROM t"), uuid)
@@ -103,7 +103,7 @@ final class RecordValueTests: XCTestCase {
     }
 
     func testValuesThatCannotBeStoredOrReadAreErrorsNamingTheColumn() throws {
-        let db = try makeRawKeyedDatabase(self, "bad.db", schema)
+        let db = try makeDatabase(self, "bad.db", schema: schema)
         var bad = sample()
         bad.createdAt = Date(timeIntervalSince1970: .infinity)
         XCTAssertThrowsError(try bad.insert(db)) { error in
@@ -171,7 +171,7 @@ final class RecordValueTests: XCTestCase {
             }
             func didInsert(rowID: Int64) { id = rowID }
         }
-        let db = try makeRawKeyedDatabase(self, "class.db", "CREATE TABLE document(id INTEGER PRIMARY KEY, title, createdBy)")
+        let db = try makeDatabase(self, "class.db", schema: "CREATE TABLE document(id INTEGER PRIMARY KEY, title, createdBy)")
         var document = Document(title: "Plan", createdBy: "ada")
         try document.insert(db)
         XCTAssertEqual(document.id, 1)

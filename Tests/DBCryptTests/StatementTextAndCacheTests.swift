@@ -9,7 +9,7 @@ final class StatementTextAndCacheTests: XCTestCase {
     var db: Database!
 
     override func setUpWithError() throws {
-        db = try makeRawKeyedDatabase(self, "statements.db", "CREATE TABLE n(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO n(title) VALUES ('a'), ('b')")
+        db = try makeDatabase(self, "statements.db", schema: "CREATE TABLE n(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO n(title) VALUES ('a'), ('b')")
     }
 
     func testTrailingSemicolonsWhitespaceAndCommentsAreNotASecondStatement() throws {

@@ -59,24 +59,6 @@ let keyEnvironment = ["KEY": keyText, "OTHER": otherKeyText, "STORE": TestKeys.s
 /// The environment that gives `--key-env KEY` and `OTHER` real passphrases.
 let passphraseEnvironment = ["KEY": realPassphrase, "OTHER": otherRealPassphrase]
 
-/// A plaintext database with two tables and `rows` notes.
-func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
-    let db = try Database(path: path)
-    try db.execute("""
-        CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT);
-        CREATE TABLE note(id INTEGER PRIMARY KEY, author_id INTEGER, title TEXT, body BLOB, score REAL);
-        INSERT INTO author(name) VALUES ('Ada'), ('Grace');
-        PRAGMA user_version = 3;
-        """)
-    try db.inTransaction { db in
-        for i in 0..<rows {
-            try db.execute("INSERT INTO note(author_id, title, body, score) VALUES (?, ?, ?, ?)",
-                           [i % 2 + 1, "title, \"quoted\" \(i)", Data([UInt8(i % 256), 0, 1]), Double(i) / 4])
-        }
-    }
-    db.close()
-}
-
 /// The bytes of a file, to prove it unchanged.
 func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 

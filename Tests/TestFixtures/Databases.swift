@@ -1,17 +1,68 @@
+// The database builders the tests share: a connection, a queue or a pool
+// on a new file with a schema; the export fixture; a plaintext database.
+import DBCrypt
 import Foundation
 import XCTest
-@testable import DBCrypt
+
+/// A new connection on `path`, keyed with `key` (the raw test key unless
+/// told), with `schema` run first.
+public func makeDatabase(_ path: String, key: DatabaseKey? = TestKeys.key, options: Database.Options = Database.Options(),
+                         schema: String = "") throws -> Database {
+    let db = try Database(path: path, key: key, options: options)
+    if !schema.isEmpty { try db.execute(schema) }
+    return db
+}
+
+/// A new database `name` in a temporary directory of `test`, keyed with the
+/// raw test key, with `schema` run first.
+public func makeDatabase(_ test: XCTestCase, _ name: String, schema: String) throws -> Database {
+    try makeDatabase(try makeTemporaryDirectory(test).appendingPathComponent(name).path, schema: schema)
+}
+
+/// A queue on `path`, keyed with `key`, with `schema` run in its first write.
+public func makeQueue(_ path: String, key: DatabaseKey? = TestKeys.key, options: Database.Options = Database.Options(),
+                      schema: String = "") throws -> DatabaseQueue {
+    let queue = try DatabaseQueue(path: path, key: key, options: options)
+    if !schema.isEmpty { try queue.write { db in try db.execute(schema) } }
+    return queue
+}
+
+/// A pool on `path`, keyed with `key`, with `schema` run in its first write.
+public func makePool(_ path: String, key: DatabaseKey = TestKeys.key, options: Database.Options = Database.Options(),
+                     configuration: DatabasePool.Configuration = DatabasePool.Configuration(), schema: String = "") throws -> DatabasePool {
+    let pool = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+    if !schema.isEmpty { try pool.write { db in try db.execute(schema) } }
+    return pool
+}
+
+/// A plaintext database with two tables and `rows` notes.
+public func makePlaintextDatabase(_ path: String, rows: Int = 200) throws {
+    let db = try Database(path: path)
+    try db.execute("""
+        CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE note(id INTEGER PRIMARY KEY, author_id INTEGER, title TEXT, body BLOB, score REAL);
+        INSERT INTO author(name) VALUES ('Ada'), ('Grace');
+        PRAGMA user_version = 3;
+        """)
+    try db.inTransaction { db in
+        for i in 0..<rows {
+            try db.execute("INSERT INTO note(author_id, title, body, score) VALUES (?, ?, ?, ?)",
+                           [i % 2 + 1, "title, \"quoted\" \(i)", Data([UInt8(i % 256), 0, 1]), Double(i) / 4])
+        }
+    }
+    db.close()
+}
 
 /// A database with what an export can get wrong: several tables, an index, a
 /// view, a trigger, an AUTOINCREMENT table, blobs, a rowid table without an
 /// alias, `user_version` 7, an `application_id`, incremental auto-vacuum and
 /// ANALYZE statistics.
-enum EncryptionFixture {
-    static let applicationID = 0x4442_4331
+public enum EncryptionFixture {
+    public static let applicationID = 0x4442_4331
 
     /// Creates the fixture at `path`. With `walFrames`, the file is in WAL
     /// mode and its last writes are still in `path-wal`, not checkpointed.
-    static func create(at path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .sqlcipher4,
+    public static func create(at path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .sqlcipher4,
                        rows: Int = 300, walFrames: Bool = false) throws {
         let building = walFrames ? path + ".building" : path
         var options = Database.Options()
@@ -52,7 +103,7 @@ enum EncryptionFixture {
 
     /// Everything an export must keep: schema, rows of every table (in rowid
     /// order), user_version, application_id.
-    static func snapshot(_ path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .sqlcipher4) throws -> [String] {
+    public static func snapshot(_ path: String, key: DatabaseKey? = nil, cipher: CipherSettings = .sqlcipher4) throws -> [String] {
         var options = Database.Options()
         options.readOnly = true
         options.cipher = cipher
@@ -72,7 +123,7 @@ enum EncryptionFixture {
     }
 
     /// The names in `directory`, sorted.
-    static func files(in directory: URL) throws -> [String] {
+    public static func files(in directory: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
     }
 }
