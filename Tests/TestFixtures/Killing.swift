@@ -24,15 +24,16 @@ public enum KillPoint: Sendable, CustomStringConvertible {
     /// modification time changes): a commit under way.
     case fileModified(String)
     /// At the `occurrence`-th call of the system call `name` (1 is the
-    /// first), before it runs: the child runs under strace, which sends the
+    /// first; strace's syscall expression, so `a,b` names either), before it runs: the child runs under strace, which sends the
     /// SIGKILL itself. `rename` 1 is the instant a routine's new file is
     /// written and synced, just before it replaces the old one; see
     /// ``KillTarget/fsyncsBeforeFirstRename()`` for the directory sync right
     /// after the rename. Exact, where a watcher is only as quick as its polls.
     case beforeSyscall(String, occurrence: Int)
 
-    /// Just before the rename that puts a routine's new file in place.
-    public static let beforeRename = KillPoint.beforeSyscall("rename", occurrence: 1)
+    /// Just before the rename that puts a routine's new file in place (a libc
+    /// may call any of the three).
+    public static let beforeRename = KillPoint.beforeSyscall(renameCalls, occurrence: 1)
 
     public var description: String {
         switch self {
@@ -101,7 +102,7 @@ public struct KillTarget: Sendable {
     public func fsyncsBeforeFirstRename() throws -> Int {
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("dbcrypt-kill-trace-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: trace) }
-        let process = try start(straceOptions: ["-o", trace, "-e", "trace=fsync,rename,renameat,renameat2"])
+        let process = try start(straceOptions: ["-o", trace, "-e", "trace=fsync,\(renameCalls)"])
         process.waitUntilExit()
         let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
         guard let rename = lines.firstIndex(where: { $0.contains(" rename") }) else {
@@ -114,14 +115,16 @@ public struct KillTarget: Sendable {
 /// strace, which kills a child at an exact system call (`make test`'s bootstrap installs it).
 private let strace = "/usr/bin/strace"
 
+/// The system calls that rename a file.
+private let renameCalls = "rename,renameat,renameat2"
+
 /// Starts `target`, kills it with SIGKILL at `point` and reaps it. Returns
 /// whether the kill landed: false when the process ended by itself first
 /// (for `.random`, a moment past its end).
 /// `typicalDuration` is how long an uninterrupted run takes.
 public func runAndKill(at point: KillPoint, typicalDuration: TimeInterval, target: KillTarget) throws -> Bool {
     if case .beforeSyscall(let name, let occurrence) = point {
-        let calls = name == "rename" ? "rename,renameat,renameat2" : name
-        let process = try target.start(straceOptions: ["-o", "/dev/null", "-e", "inject=\(calls):signal=KILL:when=\(occurrence)"])
+        let process = try target.start(straceOptions: ["-o", "/dev/null", "-e", "inject=\(name):signal=KILL:when=\(occurrence)"])
         process.waitUntilExit()
         // strace ends itself with the signal that ended its child.
         return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
