@@ -47,6 +47,11 @@ package final class OpenFiles: Sendable {
         return state.withLock { $0.counts[id] != nil }
     }
 
+    /// Whether no connection of this process holds any file.
+    package var isEmpty: Bool {
+        state.withLock { $0.counts.isEmpty }
+    }
+
     /// Records one more connection holding `id`.
     package func add(_ id: FileIdentity) {
         state.withLock { $0.counts[id, default: 0] += 1 }

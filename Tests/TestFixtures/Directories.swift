@@ -5,6 +5,7 @@ import XCTest
 
 /// A fresh directory under the system's temporary directory, removed at the end of the test.
 public func makeTemporaryDirectory(_ test: XCTestCase) throws -> URL {
+    ProcessExit.waitsForConnections
     let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("dbcrypt-tests-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
