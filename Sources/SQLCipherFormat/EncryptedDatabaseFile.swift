@@ -57,12 +57,24 @@ public final class EncryptedDatabaseFile {
         let candidates = Self.candidates(given: layout, clearHeader: clearHeader ? start : nil)
         var keys: [String: SecretBytes] = [:]  // encryption keys by KDF, each derived once
         var secondPageMatch: PageCipher?
+        var decryptsButHMACsFail = false
         for candidate in candidates {
             let kdf = "\(candidate.kdfHash) \(candidate.kdfIterations)"
             let encryptionKey = try keys[kdf] ?? key.encryptionKey(salt: fileSalt, hash: candidate.kdfHash, iterations: candidate.kdfIterations)
             keys[kdf] = encryptionKey
             let cipher = try PageCipher(encryptionKey: encryptionKey, salt: fileSalt, layout: candidate)
-            if Self.firstPageMatches(start, cipher) {
+            var matches = false
+            switch Self.firstPage(start, cipher) {
+            case .matches: matches = true
+            case .decryptsWithLargerReserve(let reserve):
+                // A raw key decrypts pages whatever the salt: this may be a file
+                // with HMACs that this salt cannot verify.
+                if try Self.hasHMACLayout(start, encryptionKey: encryptionKey, salt: fileSalt, candidate: candidate, reserve: reserve) {
+                    decryptsButHMACsFail = true
+                }
+            case .differs: break
+            }
+            if matches {
                 (self.path, self.reader, self.cipher, self.layout, self.salt) = (path, reader, cipher, candidate, fileSalt)
                 firstPageAuthenticates = true
                 return
@@ -73,6 +85,9 @@ public final class EncryptedDatabaseFile {
             }
         }
         guard let cipher = secondPageMatch else {
+            // A raw key decrypts pages whatever the salt; the salt keys only
+            // their HMACs. Pages that decrypt but whose HMACs fail: the salt.
+            if decryptsButHMACsFail && key.kind != .passphrase { throw SQLCipherFormatError.wrongSalt(path: path) }
             let tried = settings.map { "\($0)" } ?? "SQLCipher 4, 3, 2 and 1 settings with every page size"
             throw SQLCipherFormatError.wrongKey(path: path, triedSettings: tried)
         }
@@ -114,22 +129,64 @@ public final class EncryptedDatabaseFile {
         return candidates
     }
 
+    /// What page 1 says of a candidate's settings and key.
+    private enum FirstPage {
+        /// Page 1 is this key's under these settings.
+        case matches
+        /// With no HMAC (SQLCipher 1), the key decrypts page 1 but for its
+        /// first block, and its header reserves `reserve` bytes, more than
+        /// these settings use: the IV is elsewhere, as with an HMAC.
+        case decryptsWithLargerReserve(Int)
+        /// Not this key, or not these settings.
+        case differs
+    }
+
     /// Whether page 1 in `start` is this key's under `cipher`'s settings: its
     /// HMAC, or with no HMAC (SQLCipher 1), bytes that only the right key
     /// decrypts to what SQLite writes: the 20 zero bytes at 72-91 and a
-    /// b-tree page type at 100, besides a header with the page size and
-    /// reserve of those settings. Bytes in the clear prove nothing: a
-    /// plaintext header that covers bytes 72-91 leaves no test that a wrong
-    /// key would fail, so such settings never match.
-    private static func firstPageMatches(_ start: [UInt8], _ cipher: PageCipher) -> Bool {
+    /// b-tree page type at 100, besides a header with the page size of those
+    /// settings and room for their reserve; and the first encrypted block,
+    /// which only the IV where these settings keep it decrypts (SQLCipher 4
+    /// in SQLCipher 1's compatibility reserves more than the IV). Bytes in
+    /// the clear prove nothing: a plaintext header that covers bytes 72-91
+    /// leaves no test that a wrong key would fail, so such settings never match.
+    private static func firstPage(_ start: [UInt8], _ cipher: PageCipher) -> FirstPage {
         let size = cipher.layout.pageSize
-        guard start.count >= size else { return false }
+        guard start.count >= size else { return .differs }
         return start[0..<size].withUnsafeBytes { page in
-            if cipher.authenticates { return cipher.authenticates(page, number: 1) }
+            if cipher.authenticates { return cipher.authenticates(page, number: 1) ? .matches : .differs }
             guard cipher.layout.plaintextHeaderSize <= 72, let plain = decryptedPage(page, cipher),
-                  let header = SQLiteHeader(plain) else { return false }
-            return header.pageSize == size && header.reserve >= cipher.layout.reserveSize
-                && plain[72..<92].allSatisfy { $0 == 0 } && [2, 5, 10, 13].contains(plain[100])
+                  let header = SQLiteHeader(plain), header.pageSize == size, header.reserve >= cipher.layout.reserveSize,
+                  plain[72..<92].allSatisfy({ $0 == 0 }), [2, 5, 10, 13].contains(plain[100]) else { return .differs }
+            if firstBlockIsSQLites(plain, layout: cipher.layout) { return .matches }
+            return header.reserve > cipher.layout.reserveSize ? .decryptsWithLargerReserve(Int(header.reserve)) : .differs
+        }
+    }
+
+    /// Whether page 1 is laid out for an HMAC of `reserve` bytes' room: its
+    /// IV read where that layout keeps it, the first encrypted block then
+    /// decrypts to what SQLite writes there. CBC decrypts every later block
+    /// whatever the IV, so only this block tells the two layouts apart.
+    private static func hasHMACLayout(_ start: [UInt8], encryptionKey: SecretBytes, salt: [UInt8],
+                                      candidate: PageLayout, reserve: Int) throws -> Bool {
+        var layout = candidate
+        layout.hmacHash = reserve == 80 ? .sha512 : .sha1
+        guard layout.reserveSize == reserve else { return false }
+        let cipher = try PageCipher(encryptionKey: encryptionKey, salt: salt, layout: layout)
+        guard let plain = start[0..<layout.pageSize].withUnsafeBytes({ decryptedPage($0, cipher) }) else { return false }
+        return firstBlockIsSQLites(plain, layout: layout)
+    }
+
+    /// Whether page 1's first encrypted block, decrypted in `plain`, holds
+    /// what SQLite writes there: a wrong IV turns it to noise.
+    private static func firstBlockIsSQLites(_ plain: [UInt8], layout: PageLayout) -> Bool {
+        func zeros(_ range: Range<Int>) -> Bool { plain[range].allSatisfy { $0 == 0 } }
+        switch layout.firstPageOffset {
+        case 16: return SQLiteHeader(plain)?.pageSize == layout.pageSize && Array(plain[21..<24]) == [64, 32, 32]
+        case 32: return zeros(44..<47) && (1...4).contains(plain[47])       // the schema format
+        case 48: return zeros(56..<59) && (1...3).contains(plain[59])       // the text encoding
+        case 64: return zeros(64..<67) && zeros(72..<80)                    // incremental vacuum 0 or 1, then reserved zeros
+        default: return false
         }
     }
 

@@ -17,6 +17,9 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
     case saltNeeded(path: String)
     /// No page 1 or 2 authenticates with this key under the settings tried.
     case wrongKey(path: String, triedSettings: String)
+    /// A raw key decrypts the pages, but their HMACs fail: the salt given
+    /// is not the file's (or the pages were altered).
+    case wrongSalt(path: String)
     /// Pages do not authenticate, so the file cannot be converted or decrypted whole.
     case damaged(path: String, pages: [Int])
     /// The file has a `-wal` beside it with frames not yet in the database.
@@ -43,6 +46,8 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
             "\(path) keeps its first bytes in the clear (a plaintext header), so its salt is not in the file: give the salt, or a raw key with its salt."
         case let .wrongKey(path, tried):
             "No page of \(path) authenticates with this key (tried \(tried)): the key is wrong, the file was written with other settings (give them), or its salt (bytes 0-15) is damaged."
+        case let .wrongSalt(path):
+            "The key decrypts the pages of \(path), but their HMACs do not verify with the salt given: give the salt the file was made with (or its pages were altered)."
         case let .damaged(path, pages):
             "\(path) has \(pages.count) page(s) that do not authenticate (\(Self.list(pages))): run a verification to see them all, or recover what authenticates."
         case let .unfinishedLog(path):

@@ -87,17 +87,17 @@ struct Backup: ParsableCommand {
             options.progress = ProgressBar.callback(label: "Backing up", pageSize: (written ?? current ?? .sqlcipher4).effectivePageSize)
             if plaintext {
                 try queue.backup(to: output, key: .plaintext, options: options)
-                try StandardStreams.print("Backed up \(database) to \(output), in plaintext.")
+                try StandardStreams.say("Backed up \(database) to \(output), in plaintext.")
             } else if newKey.isGiven {
                 let replacement = try newKey.key(prompt: "Key for the copy \(output): ")
-                try replacement.using(inUse: { opens(output, with: $0) }) { copyKey in
+                try replacement.using(inUse: { opens(output, with: $0, cipher: newCipher.settings(current: current ?? .sqlcipher4) ?? current ?? .sqlcipher4) }) { copyKey in
                     try queue.backup(to: output, key: .using(copyKey), cipher: newCipher.settings(current: current ?? .sqlcipher4), options: options)
                 }
                 let keptIn = replacement.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
-                try StandardStreams.print("Backed up \(database) to \(output)\(keptIn).")
+                try StandardStreams.say("Backed up \(database) to \(output)\(keptIn).")
             } else {
                 try queue.backup(to: output, options: options)
-                try StandardStreams.print("Backed up \(database) to \(output)\(current == nil ? ", in plaintext as it is" : " under its own key").")
+                try StandardStreams.say("Backed up \(database) to \(output)\(current == nil ? ", in plaintext as it is" : " under its own key").")
             }
         }
     }

@@ -44,7 +44,7 @@ struct Check: ParsableCommand {
             if result.pages?.isIntact ?? true {
                 try checkThroughSQLite(databaseKey, into: &result)
             }
-            try StandardStreams.print(json ? result.json : result.text)
+            try StandardStreams.say(json ? result.json : result.text)
             guard result.isIntact else {
                 printError("\(database) is damaged: \(result.summary)")
                 throw ExitCode(ExitStatus.damaged)
@@ -127,11 +127,15 @@ struct CheckResult {
         }
         guard let pages else { return "ok: \(path) opens (\(kind ?? "plaintext")) and all \(pageCount) pages are intact." }
         let frames = pages.walFrameCount > 0 ? " and its \(pages.walFrameCount) WAL frames" : ""
-        let verified = pages.authenticated ? "every page's HMAC verified" : "SQLCipher 1 pages carry no HMAC to verify"
         let sqlite = !linkedSQLCipherOpens ? "the linked SQLCipher cannot open these settings, so SQLite's integrity check did not run"
             : cipherIntegrityCheckRan ? "SQLite's integrity check and SQLCipher's cipher_integrity_check passed"
             : "SQLite's integrity check passed"
-        return "ok: \(path) (\(pages.settings)): all \(pages.pageCount) pages\(frames) are intact (\(verified); \(sqlite))."
+        guard pages.authenticated else {
+            // Nothing vouches for pages without an HMAC: they are not called intact.
+            return "ok: \(path) (\(pages.settings)): all \(pages.pageCount) pages\(frames) decrypt (\(sqlite)),"
+                + " but SQLCipher 1 pages carry no HMAC, so whether they were altered cannot be verified."
+        }
+        return "ok: \(path) (\(pages.settings)): all \(pages.pageCount) pages\(frames) are intact (every page's HMAC verified; \(sqlite))."
     }
 
     var json: String {

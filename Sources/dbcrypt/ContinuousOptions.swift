@@ -25,7 +25,9 @@ struct ContinuousOptions: ParsableArguments {
 
     func validate() throws {
         for (name, value) in [("--interval", interval), ("--snapshot-every", snapshotEvery), ("--keep", keep)] {
-            if let value, !(value > 0 && value < 1e9) { throw ValidationError("\(name) takes a number of seconds above 0.") }
+            if let value, !(value >= 0.001 && value < 1e9) {
+                throw ValidationError("\(name) takes a number of seconds from 0.001 to 999999999.")
+            }
         }
     }
 

@@ -45,7 +45,7 @@ struct Decrypt: ParsableCommand {
                     options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
                     let settings = pageFormat.databaseOptions(cipher).cipher
                     try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options)
-                    try StandardStreams.print("Decrypted \(database) to \(output).")
+                    try StandardStreams.say("Decrypted \(database) to \(output).")
                     return
                 } catch where (error as? DatabaseError)?.resultCode == 26 || Check.onlyThePageReaderOpens(error) {
                     // Perhaps settings the linked SQLCipher does not read: the
@@ -64,7 +64,7 @@ struct Decrypt: ParsableCommand {
                 _ = try file.decrypt(to: newFile, progress: bar)
             }, check: checkPlaintext)
             printError("note: the linked SQLCipher cannot open \(database) (\(file.settings)); DBCrypt's page reader decrypted it.")
-            try StandardStreams.print("Decrypted \(database) to \(output).")
+            try StandardStreams.say("Decrypted \(database) to \(output).")
         }
     }
 }

@@ -47,7 +47,7 @@ struct Header: ParsableCommand {
             let databaseKey = try key.key(prompt: "Key for \(database): ")
             let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
             guard file.settings.plaintextHeaderSize != plaintextHeader else {
-                try StandardStreams.print("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
+                try StandardStreams.say("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
                 return
             }
             if let user = SQLiteLocks.holder(of: database) {
@@ -70,9 +70,9 @@ struct Header: ParsableCommand {
             })
             let salt = Hex.encode(file.salt)
             if plaintextHeader == 0 {
-                try StandardStreams.print("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
+                try StandardStreams.say("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
             } else {
-                try StandardStreams.print("""
+                try StandardStreams.say("""
                     \(destination) keeps its first \(plaintextHeader) bytes in the clear. Its salt is no longer in the file: keep it.
                     salt: \(salt)
                     SQLCipher 4 opens it with PRAGMA cipher_plaintext_header_size = \(plaintextHeader) and PRAGMA cipher_salt = "x'\(salt)'".

@@ -47,7 +47,7 @@ struct Info: ParsableCommand {
             default:
                 if !key.isGiven && isatty(STDIN_FILENO) != 1 {
                     facts.append(("format", .string("encrypted or not a database (give the key for more)")))
-                    return try StandardStreams.print(render(facts))
+                    return try StandardStreams.say(render(facts))
                 }
                 databaseKey = try key.key(prompt: "Key for \(database): ")
             }
@@ -62,7 +62,7 @@ struct Info: ParsableCommand {
                 facts.append(("kdf_iter", .number(Double(file.settings.effectiveKDFIterations))))
                 facts.append(("page_count", .number(Double(file.pageCount))))
                 facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
-                return try StandardStreams.print(render(facts))
+                return try StandardStreams.say(render(facts))
             }
             if let settings = db.cipher {
                 facts.append(("format", .string(settings.format.rawValue)))
@@ -89,7 +89,7 @@ struct Info: ParsableCommand {
                 }
             }
             facts.append(("tables", .object(tables)))
-            try StandardStreams.print(render(facts))
+            try StandardStreams.say(render(facts))
         }
     }
 

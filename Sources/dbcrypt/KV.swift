@@ -137,11 +137,11 @@ struct KV: ParsableCommand {
             let before = try sealed.entriesUnderOlderKeys()
             try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))
             let count = try sealed.names().count
-            try StandardStreams.print("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
+            try StandardStreams.say("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
                 + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
         case .passwd:
             try sealed.changeCredential(to: storeKey.newCredential(store: store))
-            try StandardStreams.print("Changed the passphrase of store \"\(store)\".")
+            try StandardStreams.say("Changed the passphrase of store \"\(store)\".")
         }
     }
 }

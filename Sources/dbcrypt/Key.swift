@@ -58,14 +58,14 @@ struct Key: ParsableCommand {
             switch action {
             case .create:
                 _ = try DatabaseKey.create(in: item.store, service: item.service, account: item.account)
-                try StandardStreams.print("Made a new random key in \(item.store.name) as \(item.name).")
+                try StandardStreams.say("Made a new random key in \(item.store.name) as \(item.name).")
                 item.warnIfForgotten()
             case .delete:
                 try DatabaseKey.delete(from: item.store, service: item.service, account: item.account)
-                try StandardStreams.print("Removed the key \(item.name) from \(item.store.name): databases encrypted with it no longer open without a copy of it.")
+                try StandardStreams.say("Removed the key \(item.name) from \(item.store.name): databases encrypted with it no longer open without a copy of it.")
             case .exists:
                 _ = try item.load()
-                try StandardStreams.print("\(item.store.name.capitalizedFirst) holds a key named \(item.name).")
+                try StandardStreams.say("\(item.store.name.capitalizedFirst) holds a key named \(item.name).")
             }
         }
     }

@@ -23,10 +23,13 @@ enum KeyInput {
             guard let value = ProcessInfo.processInfo.environment[environment] else {
                 throw CLIError("The environment variable \(environment) is not set: put the key in it, or use \(options.file).")
             }
+            guard value.utf8.count <= StandardStreams.keyLimit else {
+                throw CLIError("The environment variable \(environment) holds more than 64 KiB, far more than any key: check that it names the key.")
+            }
             return (Array(value.utf8), "the environment variable \(environment)")
         }
         if let file {
-            return (try StandardStreams.readFile(file, naming: "the key file \(file)"), "the key file \(file)")
+            return (try StandardStreams.readKeyFile(file, naming: "the key file \(file)"), "the key file \(file)")
         }
         return (try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)"), "the terminal")
     }
@@ -73,7 +76,7 @@ enum KeyInput {
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(fd, TCSAFLUSH, &silent)
-        fputs(message, tty)
+        fputs(displayed(message), tty)
         fflush(tty)
         defer {
             tcsetattr(fd, TCSAFLUSH, &saved)

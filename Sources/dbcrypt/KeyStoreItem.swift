@@ -23,12 +23,15 @@ struct KeyStoreItem {
         let options = (keyring: "--\(prefix)keyring", kernel: "--\(prefix)kernel-keyring", credential: "--\(prefix)credential")
         if let keyring {
             guard let slash = keyring.firstIndex(of: "/"), slash != keyring.startIndex, keyring.index(after: slash) != keyring.endIndex else {
-                throw ValidationError("\(options.keyring) takes SERVICE/ACCOUNT (say dbcrypt/app), not \(keyring)")
+                throw ValidationError("\(options.keyring) takes SERVICE/ACCOUNT (say dbcrypt/app), not \(displayed(keyring, limit: 64))")
             }
+            try Self.requireLength(keyring, atMost: 4096, option: options.keyring, what: "SERVICE/ACCOUNT")
             store = SecretService(label: "dbcrypt key \(keyring)")
             (service, account, canCreate) = (String(keyring[..<slash]), String(keyring[keyring.index(after: slash)...]), true)
         } else if let kernelKeyring {
             guard !kernelKeyring.isEmpty else { throw ValidationError("\(options.kernel) takes a NAME") }
+            // The kernel keeps descriptions of at most 4095 bytes: "dbcrypt:" and the NAME.
+            try Self.requireLength(kernelKeyring, atMost: 4087, option: options.kernel, what: "NAME")
             #if os(Linux)
             store = KernelKeyring()
             (service, account, canCreate) = ("dbcrypt", kernelKeyring, true)
@@ -37,12 +40,22 @@ struct KeyStoreItem {
             #endif
         } else if let credential {
             guard !credential.isEmpty, !credential.contains("/"), credential != ".", credential != ".." else {
-                throw ValidationError("\(options.credential) takes the credential's NAME (its file name in $CREDENTIALS_DIRECTORY), not \(credential)")
+                throw ValidationError("\(options.credential) takes the credential's NAME (its file name in $CREDENTIALS_DIRECTORY), not \(displayed(credential, limit: 64))")
             }
+            try Self.requireLength(credential, atMost: 255, option: options.credential, what: "NAME (a file name)")
             (store, service, account, canCreate) = (ServiceCredentials(), "", credential, false)
         } else {
             return nil
         }
+    }
+
+    /// Refuses a name longer than its store can hold, in one line that
+    /// quotes only its start.
+    ///
+    /// - throws: `ValidationError` (a usage error).
+    private static func requireLength(_ name: String, atMost bytes: Int, option: String, what: String) throws {
+        guard name.utf8.count > bytes else { return }
+        throw ValidationError("\(option) takes a \(what) of at most \(bytes) bytes, not one of \(name.utf8.count): \(displayed(name, limit: 32))")
     }
 
     /// How many of a group's five key sources (`--<prefix>env`, `-file`,
@@ -136,13 +149,24 @@ func removingOnFailure<R>(_ made: KeyStoreItem?, inUse: () -> Bool, _ body: () t
     }
 }
 
-/// Whether the database at `path` opens with `key`: after a failed run,
-/// whether it was encrypted with the key all the same. Only reads.
-func opens(_ path: String, with key: DatabaseKey) -> Bool {
+/// Whether data at `path` may be encrypted with `key` (under `cipher`,
+/// the settings the run wrote): after a failed run, whether the key made
+/// for it must stay. An empty file, or one that is not encrypted, holds
+/// nothing under any key; only a key that fails to open the file is known
+/// not to be in use, and any other failure (a busy or damaged file) keeps
+/// the key. Only reads.
+func opens(_ path: String, with key: DatabaseKey, cipher: CipherSettings) -> Bool {
+    guard (try? FileFormat.detect(at: path)) == .notPlaintext else { return false }
     var options = Database.Options()
     options.readOnly = true
     options.create = false
-    guard let db = try? Database(path: path, key: key, options: options) else { return false }
-    db.close()
-    return true
+    options.cipher = cipher
+    do {
+        try Database(path: path, key: key, options: options).close()
+        return true
+    } catch DatabaseError.wrongKeyOrNotADatabase {
+        return false
+    } catch {
+        return true
+    }
 }

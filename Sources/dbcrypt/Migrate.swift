@@ -44,7 +44,7 @@ struct Migrate: ParsableCommand {
             options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
             // A failure after the encrypted file was put in place (its
             // directory's fsync, say) keeps the key it is encrypted with.
-            try newKey.using(inUse: { opens(output ?? database, with: $0) }) { key in
+            try newKey.using(inUse: { opens(output ?? database, with: $0, cipher: cipher.settings) }) { key in
                 if let output {
                     try DatabaseEncryption.encrypt(database, to: output, key: key, cipher: cipher.settings, options: options)
                 } else {
@@ -52,7 +52,7 @@ struct Migrate: ParsableCommand {
                 }
             }
             let keptIn = newKey.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
-            try StandardStreams.print("Encrypted \(database) \(output.map { "to \($0)" } ?? "in place") (\(cipher.settings))\(keptIn).")
+            try StandardStreams.say("Encrypted \(database) \(output.map { "to \($0)" } ?? "in place") (\(cipher.settings))\(keptIn).")
         }
     }
 }

@@ -85,7 +85,7 @@ extension CipherHash: ExpressibleByArgument {
 /// The exit status for what the page reader reports.
 func exitStatus(_ error: SQLCipherFormatError) -> Int32 {
     switch error {
-    case .wrongKey, .tooShort, .notEncrypted, .saltNeeded: ExitStatus.wrongKeyOrNotADatabase
+    case .wrongKey, .wrongSalt, .tooShort, .notEncrypted, .saltNeeded: ExitStatus.wrongKeyOrNotADatabase
     case .damaged: ExitStatus.damaged
     default: ExitStatus.failure
     }

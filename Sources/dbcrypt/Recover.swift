@@ -58,7 +58,7 @@ struct Recover: ParsableCommand {
             let zeroed = summary.zeroedPages
             lines.append(zeroed.isEmpty ? "Every one of the \(summary.pageCount) pages authenticated."
                          : "\(zeroed.count) of \(summary.pageCount) pages did not authenticate and were lost (\(SQLCipherFormatError.list(zeroed))).")
-            try StandardStreams.print(lines.joined(separator: "\n"))
+            try StandardStreams.say(lines.joined(separator: "\n"))
         }
     }
 }

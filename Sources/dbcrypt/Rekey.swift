@@ -47,10 +47,10 @@ struct Rekey: ParsableCommand {
             var options = ExportOptions()
             options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
-            try replacement.using(inUse: { opens(database, with: $0) }) { newKey in
+            try replacement.using(inUse: { opens(database, with: $0, cipher: written ?? current) }) { newKey in
                 try DatabaseEncryption.changeKey(database, from: currentKey, cipher: current, to: newKey, newCipher: written, options: options)
             }
-            try StandardStreams.print("Changed the key of \(database)\(replacement.madeIn.map { " to a new key kept in \($0.store.name) as \($0.name)" } ?? "").")
+            try StandardStreams.say("Changed the key of \(database)\(replacement.madeIn.map { " to a new key kept in \($0.store.name) as \($0.name)" } ?? "").")
         }
     }
 }

@@ -147,9 +147,10 @@ func missingDatabaseSentence(_ path: String, createOption: String? = nil) -> Str
     return "No database at \(path): check the path, or pass \(createOption) to make a new one."
 }
 
-/// `dbcrypt: message` on stderr, on one line.
+/// `dbcrypt: message` on stderr, on one line, with whatever it quotes that
+/// could drive a terminal escaped (``displayed(_:limit:)``).
 func printError(_ message: String) {
-    let line = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
+    let line = message.split(whereSeparator: \.isNewline).map { displayed(String($0)) }.joined(separator: "; ")
     FileHandle.standardError.write(Data("dbcrypt: \(line)\n".utf8))
 }
 

@@ -46,7 +46,7 @@ struct Restore: ParsableCommand {
             throw ValidationError("Give one of --at, --commit and --latest.")
         }
         if let at, Self.time(at) == nil {
-            throw ValidationError("--at takes a time in ISO 8601 (2026-11-26T09:30:00Z) or seconds since 1970, not \(at).")
+            throw ValidationError("--at takes a time in ISO 8601 (2026-11-26T09:30:00Z) or seconds since 1970 (up to the year 9999), not \(at).")
         }
     }
 
@@ -65,13 +65,16 @@ struct Restore: ParsableCommand {
             if let problem = restored.problem {
                 printError("note: \(problem); restored the last commit before it.")
             }
-            try StandardStreams.print("Restored commit \(restored.commit), shipped at \(ISO8601DateFormatter().string(from: restored.time)), from \(destination) to \(output).")
+            try StandardStreams.say("Restored commit \(restored.commit), shipped at \(ISO8601DateFormatter().string(from: restored.time)), from \(destination) to \(output).")
         }
     }
 
-    /// `text` as ISO 8601 or seconds since 1970.
+    /// `text` as ISO 8601 or seconds since 1970 (up to the year 9999).
     static func time(_ text: String) -> Date? {
-        if let seconds = Double(text), seconds >= 0 { return Date(timeIntervalSince1970: seconds) }
+        if let seconds = Double(text) {
+            // Year 9999 at most: `inf` or 1e300 is no time, and no conversion of it may trap.
+            return seconds >= 0 && seconds < 253_402_300_800 ? Date(timeIntervalSince1970: seconds) : nil
+        }
         let formatter = ISO8601DateFormatter()
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

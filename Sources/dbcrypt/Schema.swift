@@ -50,15 +50,15 @@ struct Schema: ParsableCommand {
                 if status {
                     try requireIntact(db)
                     for entry in try migrator.status(db) {
-                        try StandardStreams.print(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
+                        try StandardStreams.say(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
                     }
                     return
                 }
                 // Writing to a damaged file can only make it worse.
                 if try migrator.status(db).contains(where: { $0.appliedAt == nil }) { try requireIntact(db) }
                 let applied = try migrator.migrate(db)
-                for migration in applied { try StandardStreams.print("applied \(migration.source == "code" ? migration.name : migration.source)") }
-                if applied.isEmpty { try StandardStreams.print("up to date: no pending migration") }
+                for migration in applied { try StandardStreams.say("applied \(migration.source == "code" ? migration.name : migration.source)") }
+                if applied.isEmpty { try StandardStreams.say("up to date: no pending migration") }
             }
         }
     }

@@ -38,7 +38,7 @@ final class ContinuousBackupKillTests: XCTestCase {
                 continue   // killed before its first snapshot
             }
             let restored = dir.appendingPathComponent("restored.db").path
-            try? FileManager.default.removeItem(atPath: restored)
+            removeDatabaseFiles(restored)
             let result = try ContinuousBackup.restore(from: DirectoryBackupStorage(path: destination), to: restored, key: .named(key))
             restores += 1
             XCTAssertNil(result.problem, "killed \(point)")

@@ -36,6 +36,18 @@ final class ContinuousBackupTests: XCTestCase {
 
         let byTime = dir.appendingPathComponent("by-time.db").path
         XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: byTime, key: key, target: .time(result.time)).commit, result.commit)
+        // Any Date converts without a trap: the far future is the latest commit, no number is none.
+        for (index, seconds) in [Double.infinity, 1e300, Double(UInt64.max)].enumerated() {
+            let far = dir.appendingPathComponent("far-\(index).db").path
+            XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: far, key: key,
+                                                        target: .time(Date(timeIntervalSince1970: seconds))).commit, result.commit)
+        }
+        for seconds in [-Double.infinity, Double.nan, -1e300] {
+            XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
+                                                              target: .time(Date(timeIntervalSince1970: seconds)))) { error in
+                guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(seconds): \(error)") }
+            }
+        }
         XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
                                                           target: .commit(999))) { error in
             guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
@@ -120,6 +132,29 @@ final class ContinuousBackupTests: XCTestCase {
             guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
         }
         try pool.close()
+    }
+
+    /// A record that a running backup prunes between a restore's listing
+    /// and its reading of it is no failure (it once failed the restore with
+    /// "cannot be read, or is not there. Check that it is mounted"): the
+    /// restore lists again, and restores from what is there.
+    func testARecordPrunedWhileARestoreReadsIsListedAgain() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var options = ContinuousBackup.Options()
+        options.interval = .seconds(3600)
+        options.snapshotInterval = .milliseconds(1)
+        let (pool, directory) = try makePool(dir, options: options)
+        var last: ContinuousBackup.ShippedCommit?
+        for _ in 0..<3 {
+            try insert(pool, count: 1)
+            last = try pool.continuousBackup?.shipNow()
+        }
+        try pool.close()
+        let oldest = try XCTUnwrap(BackupCatalog(directory).entries.first).name
+        let storage = PrunedWhileRead(directory, victim: oldest)
+        try checkLatest(storage, in: dir, commit: try XCTUnwrap(last).commit, rows: 3)
+        XCTAssertTrue(storage.pruned, "the record was never read: the test proves nothing")
+        XCTAssertFalse(try directory.list().contains(oldest))
     }
 
     /// A write that stores its object and then fails (as a rename done
@@ -518,6 +553,33 @@ private final class FailingAfterStoring: BackupStorage, @unchecked Sendable {
     }
 
     func get(_ name: String) throws -> Data { try directory.get(name) }
+    func list() throws -> [String] { try directory.list() }
+    func delete(_ name: String) throws { try directory.delete(name) }
+}
+
+/// The real directory, where the first read of `victim` finds it pruned, as
+/// a backup running beside a restore prunes it between its listing and its
+/// reading.
+private final class PrunedWhileRead: BackupStorage, @unchecked Sendable {
+    private let directory: DirectoryBackupStorage
+    private let victim: String
+    private let done = Mutex(false)
+    var location: String { directory.location }
+    var pruned: Bool { done.withLock { $0 } }
+
+    init(_ directory: DirectoryBackupStorage, victim: String) {
+        (self.directory, self.victim) = (directory, victim)
+    }
+
+    func get(_ name: String) throws -> Data {
+        let prune = name == victim && done.withLock { state in
+            defer { state = true }
+            return !state
+        }
+        if prune { try directory.delete(name) }
+        return try directory.get(name)
+    }
+    func put(_ name: String, _ data: Data) throws { try directory.put(name, data) }
     func list() throws -> [String] { try directory.list() }
     func delete(_ name: String) throws { try directory.delete(name) }
 }

@@ -299,7 +299,7 @@ final class DatabaseBackupTests: XCTestCase {
             guard FileManager.default.fileExists(atPath: copy) else { return .original }
             try checkCopy(copy, key: key, rows: 20_000)
             return .replaced
-        }, restore: { try FileManager.default.removeItem(atPath: copy) })
+        }, restore: { removeDatabaseFiles(copy) })
         XCTAssertGreaterThan(tally[.original]!, 0, "no kill landed before the rename: the test proves little")
         print("backup: \(points.count) kills within \(Int(duration * 1000)) ms runs: "
               + "\(tally[.original]!) left no copy, \(tally[.replaced]!) the whole copy")

@@ -65,12 +65,12 @@ final class DatabaseEncryptionTests: XCTestCase {
             let expected = try EncryptionFixture.snapshot(path)
 
             try DatabaseEncryption.migrateInPlace(path, key: key, cipher: .sqlcipher3)
+            // No WAL, journal or temporary of the old file is left beside the new one.
+            XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
 
             XCTAssertEqual(try FileFormat.detect(at: path), .notPlaintext)
             XCTAssertEqual(try EncryptionFixture.snapshot(path, key: key), expected)
             XCTAssertFalse(try file(path, contains: "note number"))
-            // No WAL, journal or temporary of the old file is left beside the new one.
-            XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
             XCTAssertEqual(try runSQLCipherShell(path, "PRAGMA key = \"\(TestKeys.text(named: "routines key"))\";\nSELECT count(*) FROM audit;\n"),
                            wal ? "301\n" : "300\n")
         }
@@ -85,11 +85,11 @@ final class DatabaseEncryptionTests: XCTestCase {
             let settings = CipherSettings(.sqlcipher3, pageSize: 4096, kdfIterations: 12_000)
 
             try DatabaseEncryption.changeKey(path, from: key, to: newKey, newCipher: settings)
+            XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
 
             XCTAssertThrowsError(try Database(path: path, key: key))
             XCTAssertThrowsError(try Database(path: path, key: newKey))
             XCTAssertEqual(try EncryptionFixture.snapshot(path, key: newKey, cipher: settings), expected)
-            XCTAssertEqual(try EncryptionFixture.files(in: dir), ["app.db"])
             XCTAssertEqual(try runSQLCipherShell(path, """
                 PRAGMA key = \"\(TestKeys.text(named: "routines new key"))\";
                 PRAGMA cipher_page_size = 4096;

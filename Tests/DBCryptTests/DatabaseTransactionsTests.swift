@@ -1,3 +1,4 @@
+import CSQLCipher
 import XCTest
 @testable import DBCrypt
 
@@ -118,6 +119,47 @@ final class DatabaseTransactionsTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("roll back and retry it, or begin it with BEGIN IMMEDIATE"), "\(error)")
         }
         XCTAssertNoThrow(try first.inTransaction(.immediate) { db in try db.execute("INSERT INTO t VALUES (2)") })
+    }
+
+    /// A deferred transaction that read, then writes while another
+    /// connection holds the write lock, is refused at once (SQLITE_BUSY,
+    /// long before a 5 s busy timeout): the message names the upgrade and
+    /// BEGIN IMMEDIATE, not the timeout. A transaction whose first statement
+    /// writes does wait out its timeout, and its message says that. In both
+    /// journal modes.
+    func testARefusedLockUpgradeIsNotBlamedOnTheBusyTimeout() throws {
+        for mode in [Database.JournalMode.wal, .delete] {
+            let path = try makeTemporaryDirectory(self).appendingPathComponent("\(mode).db").path
+            var options = Database.Options()
+            options.journalMode = mode
+            options.busyTimeout = 5
+            let first = try Database(path: path, options: options)
+            var shortWait = options
+            shortWait.busyTimeout = 0.05
+            let second = try Database(path: path, options: shortWait)
+            try first.execute("CREATE TABLE t(a)")
+            try first.execute("BEGIN IMMEDIATE")
+            XCTAssertThrowsError(try second.inTransaction(.deferred) { db in
+                _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM t")
+                try db.execute("INSERT INTO t VALUES (2)")
+            }) { error in
+                XCTAssertEqual((error as? DatabaseError)?.resultCode, SQLITE_BUSY, "\(mode)")
+                guard case .lockUpgradeRefused = error as? DatabaseError else { return XCTFail("\(mode): \(error)") }
+                XCTAssertTrue("\(error)".contains("could not wait for the write lock"), "\(error)")
+                XCTAssertTrue("\(error)".contains("BEGIN IMMEDIATE"), "\(error)")
+                XCTAssertFalse("\(error)".contains("past the busy timeout"), "\(error)")
+            }
+            XCTAssertThrowsError(try second.inTransaction(.deferred) { db in try db.execute("INSERT INTO t VALUES (3)") }) { error in
+                guard case let .sqlite(code, _, _) = error as? DatabaseError else { return XCTFail("\(mode): \(error)") }
+                XCTAssertEqual(code, SQLITE_BUSY, "\(mode)")
+                XCTAssertTrue("\(error)".contains("past the busy timeout"), "\(error)")
+            }
+            try first.execute("COMMIT")
+            XCTAssertNoThrow(try second.inTransaction(.deferred) { db in
+                _ = try db.fetchScalar(Int.self, "SELECT count(*) FROM t")
+                try db.execute("INSERT INTO t VALUES (4)")
+            })
+        }
     }
 
     func testTransactionsOnAReadOnlyConnectionAreDeferred() throws {

@@ -127,3 +127,10 @@ public enum EncryptionFixture {
         try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
     }
 }
+
+/// Removes the database at `path` and its companions (`-wal`, `-shm`,
+/// `-journal`), which a reader leaves beside a WAL database and which the
+/// routines refuse to leave beside a file they write.
+public func removeDatabaseFiles(_ path: String) {
+    for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+}

@@ -60,6 +60,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// The captured standard output, to read while the child runs.
     public var outputPipe: Pipe? { output }
 
+    /// Whether the child ended by a signal (then ``finish()``'s status is
+    /// the signal's number); false while it runs.
+    public var endedBySignal: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
+
     /// Reads what the child prints until it ends, then waits for it: its
     /// exit status (or the signal that ended it), standard output and error.
     public func finish() -> (status: Int32, stdout: String, stderr: String) {

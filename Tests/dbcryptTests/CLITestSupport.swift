@@ -43,6 +43,9 @@ func dbcrypt(_ arguments: [String], environment: [String: String] = [:], removin
     let child = try ChildProcess(executable, commandLine, environment: environment, removing: removing, directory: directory,
                                  input: input, standardInput: standardInput, standardOutput: standardOutput.map { .to($0) } ?? .captured)
     let (status, stdout, stderr) = child.finish()
+    // No input ends dbcrypt by a signal (a trap's SIGILL, a crash): every run checks it.
+    XCTAssertFalse(child.endedBySignal, "dbcrypt \(arguments.prefix(6)) ended by signal \(status): \(stderr.prefix(300))",
+                   file: file, line: line)
     let run = Run(status: status, stdout: stdout, stderr: stderr)
     for secret in testSecrets {
         for text in arguments + [run.stdout, run.stderr] {

@@ -21,6 +21,25 @@ final class CheckCommandTests: XCTestCase {
         XCTAssertTrue(json.stdout.contains(#""cipherIntegrityCheck":\#(has)"#), json.stdout)
     }
 
+    /// Pages with no HMAC (SQLCipher 1's settings) decrypt, but nothing
+    /// vouches that they were not altered: check says so, and never calls
+    /// them intact.
+    func testPagesWithoutAnHMACAreNotCalledIntact() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let plain = dir.appendingPathComponent("plain.db").path
+        try makePlaintextDatabase(plain)
+        let encrypted = dir.appendingPathComponent("sqlcipher1.db").path
+        do {
+            try DatabaseEncryption.encrypt(plain, to: encrypted, key: testKey, cipher: .sqlcipher1)
+        } catch DatabaseError.unsupportedCipherSetting(let name, let version) {
+            return try skipUnless(false, "SQLCipher \(version) cannot write pages without an HMAC (\(name))")
+        }
+        let run = try dbcrypt(["check", encrypted, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("carry no HMAC, so whether they were altered cannot be verified"), run.stdout)
+        XCTAssertFalse(run.stdout.contains("intact"), run.stdout)
+    }
+
     func testWrongKeyGarbageAndEmptyFilesExitThree() throws {
         let dir = try makeTemporaryDirectory(self)
         let encrypted = dir.appendingPathComponent("encrypted.db").path

@@ -49,7 +49,7 @@ final class CommandKillTests: XCTestCase {
         let source = try contents(plainTemplate)
         try campaign(
             arguments: ["migrate", plainTemplate, "-o", output, "--key-env", "KEY"], target: output,
-            restore: { try? FileManager.default.removeItem(atPath: output) },
+            restore: { removeDatabaseFiles(output) },
             state: {
                 XCTAssertEqual(try contents(plainTemplate), source, "the source changed")
                 guard FileManager.default.fileExists(atPath: output) else { return .original }
@@ -66,7 +66,7 @@ final class CommandKillTests: XCTestCase {
         let source = try contents(encrypted)
         try campaign(
             arguments: ["decrypt", encrypted, "-o", output, "--key-env", "KEY"], target: output,
-            restore: { try? FileManager.default.removeItem(atPath: output) },
+            restore: { removeDatabaseFiles(output) },
             state: {
                 XCTAssertEqual(try contents(encrypted), source, "the source changed")
                 guard FileManager.default.fileExists(atPath: output) else { return .original }
@@ -85,7 +85,7 @@ final class CommandKillTests: XCTestCase {
         let source = try contents(encrypted), log = try contents(encrypted + "-wal")
         try campaign(
             arguments: ["backup", encrypted, "-o", output, "--key-env", "KEY"], target: output,
-            restore: { try? FileManager.default.removeItem(atPath: output) },
+            restore: { removeDatabaseFiles(output) },
             state: {
                 XCTAssertEqual(try contents(encrypted), source, "the database changed")
                 XCTAssertEqual(try contents(encrypted + "-wal"), log, "the log changed")
@@ -106,7 +106,7 @@ final class CommandKillTests: XCTestCase {
         let expected = try fingerprint(encrypted, key: key)
         try campaign(
             arguments: ["restore", destination, "-o", output, "--key-env", "KEY"], target: output,
-            restore: { try? FileManager.default.removeItem(atPath: output) },
+            restore: { removeDatabaseFiles(output) },
             state: {
                 guard FileManager.default.fileExists(atPath: output) else { return .original }
                 XCTAssertEqual(try fingerprint(output, key: key), expected)
@@ -128,7 +128,7 @@ final class CommandKillTests: XCTestCase {
         let output = dir.appendingPathComponent("plain.db").path
         try campaign(
             arguments: ["decrypt", path, "-o", output, "--key-env", "KEY"], target: output,
-            restore: { try? FileManager.default.removeItem(atPath: output) },
+            restore: { removeDatabaseFiles(output) },
             state: {
                 XCTAssertEqual(try contents(path), source, "the source changed")
                 XCTAssertEqual(try contents(path + "-wal"), log, "the source's log changed")

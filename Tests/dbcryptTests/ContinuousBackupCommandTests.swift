@@ -51,22 +51,37 @@ final class ContinuousBackupCommandTests: XCTestCase {
         try pool.close()
     }
 
-    func testOnceAMissingRecordAndWrongInput() throws {
-        let dir = try makeTemporaryDirectory(self)
+    /// A database in `dir` with one row per round, backed up with
+    /// `--continuous --once` after each of four rounds: its path, the
+    /// backup's directory, its records' names in order, and the commits shipped.
+    private func backedUpInFourRounds(_ dir: URL) throws -> (path: String, destination: String, records: [String], shipped: [String]) {
         let path = dir.appendingPathComponent("app.db").path
         let destination = dir.appendingPathComponent("backup").path
         let pool = try DatabasePool(path: path, key: testKey)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        var shipped: [String] = []
         for round in 0..<4 {
             try pool.write { db in try db.execute("INSERT INTO item(body) VALUES ('r\(round)')") }
             let once = try dbcrypt(["backup", path, "--continuous", "--once", "-o", destination, "--key-env", "KEY"], environment: keyEnvironment)
             XCTAssertEqual(once.status, 0, once.stderr)
+            shipped += once.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").dropFirst(2).first.map(String.init) }
         }
         try pool.close()
-        let records = try FileManager.default.contentsOfDirectory(atPath: destination).sorted()
+        return (path, destination, try FileManager.default.contentsOfDirectory(atPath: destination).sorted(), shipped)
+    }
+
+    func testOnceAMissingRecordAndWrongInput() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (path, destination, records, shipped) = try backedUpInFourRounds(dir)
         let frames = records.filter { $0.contains("-frames-") }
         XCTAssertGreaterThanOrEqual(frames.count, 2, "\(records)")
         try FileManager.default.removeItem(atPath: (destination as NSString).appendingPathComponent(frames[0]))
+        // The commit the missing record held: the message names the record, not only what is left.
+        XCTAssertEqual(shipped.count, 4, "\(shipped)")
+        let gap = try dbcrypt(["restore", destination, "-o", dir.appendingPathComponent("gap.db").path, "--commit", shipped[1],
+                               "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(gap.status, 1, gap.stderr)
+        XCTAssertTrue(gap.stderr.contains("is missing"), gap.stderr)
         let restored = dir.appendingPathComponent("restored.db").path
         let run = try dbcrypt(["restore", destination, "-o", restored, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(run.status, 0, run.stderr)
@@ -91,6 +106,50 @@ final class ContinuousBackupCommandTests: XCTestCase {
         let plainRun = try dbcrypt(["backup", plain, "--continuous", "--once", "-o", destination], environment: keyEnvironment)
         XCTAssertEqual(plainRun.status, 1)
         XCTAssertTrue(plainRun.stderr.contains("is not encrypted: a continuous backup ships encrypted pages"), plainRun.stderr)
+    }
+
+    /// A FIFO or a directory named like a record is junk, as a junk file
+    /// is: skipped and named, never waited on. A restore changes nothing in
+    /// the directory it reads (it once deleted `.keep.2024`, taken for a dead
+    /// writer's temporary), and never writes its output inside it.
+    func testJunkEntriesAReaderThatChangesNothingAndAnOutputInsideTheBackup() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (_, destination, records, _) = try backedUpInFourRounds(dir)
+        let frames = records.filter { $0.contains("-frames-") }
+        XCTAssertGreaterThanOrEqual(frames.count, 2, "\(records)")
+        func entry(_ name: String) -> String { (destination as NSString).appendingPathComponent(name) }
+        // The last frames record becomes a FIFO, then a directory, of the same name.
+        let last = frames.last!
+        try FileManager.default.removeItem(atPath: entry(last))
+        XCTAssertEqual(mkfifo(entry(last), 0o600), 0)
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: entry(".keep.2024")))
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: entry(".notes.99999999-1")))
+        let before = try snapshotFiles(in: URL(fileURLWithPath: destination))
+        for junk in ["FIFO", "directory"] {
+            if junk == "directory" {
+                unlink(entry(last))
+                try FileManager.default.createDirectory(atPath: entry(last), withIntermediateDirectories: false)
+            }
+            let out = dir.appendingPathComponent("out-\(junk).db").path
+            let run = try dbcrypt(["restore", destination, "-o", out, "--key-env", "KEY"], environment: keyEnvironment)
+            XCTAssertEqual(run.status, 0, "\(junk): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("is junk: it is a"), "\(junk): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("restored the last commit before it"), "\(junk): \(run.stderr)")
+            XCTAssertEqual(try rows(out), 3, junk)
+            if junk == "FIFO" { XCTAssertEqual(try snapshotFiles(in: URL(fileURLWithPath: destination)), before, "restore changed the backup") }
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: entry(".keep.2024")))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: entry(".notes.99999999-1")))
+
+        let snapshot = try XCTUnwrap(records.first { $0.contains("-snapshot-") })
+        let beforeInside = try contents(entry(snapshot))
+        for output in [entry(snapshot), entry("new.db")] {
+            let inside = try dbcrypt(["restore", destination, "-o", output, "--force", "--key-env", "KEY"], environment: keyEnvironment)
+            XCTAssertEqual(inside.status, 1, inside.stderr)
+            XCTAssertTrue(inside.stderr.contains("inside the backup being read"), inside.stderr)
+        }
+        XCTAssertEqual(try contents(entry(snapshot)), beforeInside)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: entry("new.db")))
     }
 
     private func rows(_ path: String) throws -> Int {

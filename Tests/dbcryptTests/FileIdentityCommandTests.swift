@@ -77,6 +77,102 @@ final class FileIdentityCommandTests: XCTestCase {
         XCTAssertFalse(try isEncrypted(path("plain.db")))
     }
 
+    /// A database is its file and its `-wal`, `-shm` and `-journal`:
+    /// `backup app.db -o app.db-wal --force` once replaced the log that held
+    /// 15 commits. No command writes over a companion of its input (by its
+    /// name or another), nor a file named as an existing file's companion.
+    func testTheInputsCompanionsAreNeverAnOutput() throws {
+        var options = Database.Options()
+        options.journalMode = .wal
+        let app = try Database(path: path("app.db"), key: testKey, options: options)
+        defer { app.close() }
+        try app.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("app.db-wal")))
+        XCTAssertEqual(link(path("app.db-wal"), path("log-by-another-name")), 0)
+        try makePlaintextDatabase(path("other.db"))
+        // The -shm is the live connection's index, which any reader updates: the files themselves are compared.
+        func files() throws -> [Data] { try ["app.db", "app.db-wal", "log-by-another-name", "other.db"].map { try contents(path($0)) } }
+        let before = try files()
+        for output in ["app.db-wal", "app.db-shm", "app.db-journal", "log-by-another-name"] {
+            for command in [["backup", "app.db", "-o", output], ["decrypt", "app.db", "-o", output], ["recover", "app.db", "-o", output],
+                            ["header", "app.db", "--plaintext-header", "32", "-o", output]] {
+                let run = try dbcrypt(command + ["--key-env", "KEY", "--force"], environment: keyEnvironment, in: dir)
+                XCTAssertEqual(run.status, 1, "\(command): \(run.stderr)")
+                // `header` refuses a database another connection holds before it looks at its output.
+                XCTAssertTrue(run.stderr.contains("is the input database itself") || command[0] == "header" && run.stderr.contains("is in use"),
+                              "\(command): \(run.stderr)")
+                XCTAssertEqual(try files(), before, "\(command) changed a file")
+            }
+        }
+        // Another database's companion by name: SQLite would take the new file for its log.
+        let run = try dbcrypt(["migrate", "other.db", "-o", "app.db-journal", "--key-env", "KEY", "--force"], environment: keyEnvironment, in: dir)
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("named as the -journal of"), run.stderr)
+        XCTAssertEqual(try app.fetchScalar(Int.self, "SELECT count(*) FROM t"), 2)
+    }
+
+    /// `--force` replaced a file but left its old `-wal` beside it, which
+    /// decrypts with the same key: SQLite laid the old commits over the new
+    /// pages (a malformed file, or the old rows instead of the new). Every
+    /// command that replaces a file takes its companions with it, and
+    /// without `--force` a companion left beside a missing file is refused
+    /// as the file would be.
+    func testReplacingAFileTakesItsCompanionsWithIt() throws {
+        var options = Database.Options()
+        options.journalMode = .wal
+        let source = try Database(path: path("source.db"), key: testKey, options: options)
+        try source.execute("CREATE TABLE t(x)")
+        for row in 1...10 { try source.execute("INSERT INTO t VALUES (?)", [row]) }
+        source.close()
+        try makePlaintextDatabase(path("plain.db"))
+        let backedUp = try dbcrypt(["backup", "source.db", "--continuous", "--once", "-o", "history", "--key-env", "KEY"],
+                                   environment: keyEnvironment, in: dir)
+        XCTAssertEqual(backedUp.status, 0, backedUp.stderr)
+        /// The one value a `SELECT count(*)` printed, under its column's name.
+        func count(_ run: Run) -> String { run.stdout.split(separator: "\n").last.map(String.init) ?? "" }
+        let plainRows = count(try dbcrypt(["sql", "plain.db", "SELECT count(*) FROM note"], in: dir))
+
+        /// An app killed with 60 commits in its -wal: the file and its companions as it left them.
+        func leaveAKilledAppsFiles(at name: String) throws {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path(name + suffix)) }
+            let app = try Database(path: path("killed.db"), key: testKey, options: options)
+            defer { app.close() }
+            try app.execute("CREATE TABLE IF NOT EXISTS t(x); DELETE FROM t")
+            for row in 1...200 { try app.execute("INSERT INTO t VALUES (?)", [row]) }
+            try app.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for row in 200...259 { try app.execute("INSERT INTO t VALUES (?)", [row]) }
+            for suffix in ["", "-wal", "-shm"] { try FileManager.default.copyItem(atPath: path("killed.db" + suffix), toPath: path(name + suffix)) }
+            try Data("a stale journal".utf8).write(to: URL(fileURLWithPath: path(name + "-journal")))
+        }
+        let cases: [(command: [String], opens: [String], rows: String)] = [
+            (["backup", "source.db"], ["--key-env", "KEY"], "10"),
+            (["restore", "history"], ["--key-env", "KEY"], "10"),
+            (["recover", "source.db"], [], "10"),
+            (["decrypt", "source.db"], [], "10"),
+            (["migrate", "plain.db"], ["--key-env", "KEY"], plainRows),
+        ]
+        for (command, opens, rows) in cases {
+            try leaveAKilledAppsFiles(at: "out.db")
+            let refused = try dbcrypt(command + ["-o", "out.db", "--key-env", "KEY"], environment: keyEnvironment, in: dir)
+            XCTAssertEqual(refused.status, 1, "\(command) without --force: \(refused.stderr)")
+            for suffix in ["", "-wal", "-shm"] { unlink(path("out.db" + suffix)) }
+            let alone = try dbcrypt(command + ["-o", "out.db", "--key-env", "KEY"], environment: keyEnvironment, in: dir)
+            XCTAssertEqual(alone.status, 1, "\(command) beside a stale -journal, without --force: \(alone.stderr)")
+            XCTAssertTrue(alone.stderr.contains("out.db-journal"), alone.stderr)
+
+            try leaveAKilledAppsFiles(at: "out.db")
+            let forced = try dbcrypt(command + ["-o", "out.db", "--key-env", "KEY", "--force"], environment: keyEnvironment, in: dir)
+            XCTAssertEqual(forced.status, 0, "\(command): \(forced.stderr)")
+            for suffix in ["-wal", "-shm", "-journal"] {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: path("out.db" + suffix)), "\(command) left out.db\(suffix)")
+            }
+            let table = command[0] == "migrate" ? "note" : "t"
+            let read = try dbcrypt(["sql", "out.db", "SELECT count(*) FROM \(table)"] + opens, environment: keyEnvironment, in: dir)
+            XCTAssertEqual(read.status, 0, "\(command): \(read.stderr)")
+            XCTAssertEqual(count(read), rows, "\(command): the old log was laid over the new file")
+        }
+    }
+
     /// `-o /dev/null --force` once replaced the device node with a regular
     /// file holding the plaintext. An output that is not a regular file (a
     /// device, a FIFO, or a link to one) is refused, `--force` or not, and

@@ -68,6 +68,34 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(try dbcrypt(["key", "exists", "--keyring", "dbcrypt/app"], environment: bus).status, 0)
     }
 
+    /// A refused backup, rekey or migration whose output exists as an empty
+    /// file: the key made for the run goes again. An empty file holds no data
+    /// under any key (it was once taken for one that did, and the key stayed
+    /// with "the data is encrypted with it").
+    func testAKeyMadeForARunRefusedBesideAnEmptyFileIsRemoved() throws {
+        let (_, bus) = try keyringSession()
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        let plain = directory.appendingPathComponent("plain.db").path
+        let output = directory.appendingPathComponent("empty.db").path
+        try makeDatabase(path, schema: "CREATE TABLE t(x)").close()
+        try makePlaintextDatabase(plain)
+        XCTAssertTrue(FileManager.default.createFile(atPath: output, contents: Data()))
+        let before = try snapshotFiles(in: directory)
+        let name = "refused-\(UUID().uuidString)"
+        for (command, store) in [(["backup", path, "-o", output, "--key-env", "KEY"], ["--new-key-kernel-keyring", name]),
+                                 (["backup", path, "-o", output, "--key-env", "KEY"], ["--new-key-keyring", "dbcrypt/\(name)"]),
+                                 (["migrate", plain, "-o", output], ["--key-kernel-keyring", name])] {
+            let run = try dbcrypt(command + store, environment: keyEnvironment.merging(bus) { $1 })
+            XCTAssertEqual(run.status, 1, "\(command) \(store): \(run.stderr)")
+            XCTAssertFalse(run.stderr.contains("stays"), "\(store): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("was removed from"), "\(store): \(run.stderr)")
+            let where_ = store[0].hasSuffix("kernel-keyring") ? ["--kernel-keyring", name] : ["--keyring", "dbcrypt/\(name)"]
+            XCTAssertEqual(try dbcrypt(["key", "exists"] + where_, environment: bus).status, 6, "\(store): the key stayed")
+            XCTAssertEqual(try snapshotFiles(in: directory), before)
+        }
+    }
+
     func testKeyCreateExistsDeleteInBothKeyrings() throws {
         let (_, bus) = try keyringSession()
         let name = "cli-\(UUID().uuidString.prefix(8))"

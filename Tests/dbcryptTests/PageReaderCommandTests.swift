@@ -129,6 +129,40 @@ final class PageReaderCommandTests: XCTestCase {
         XCTAssertEqual(back.status, 0, back.stderr)
     }
 
+    /// A raw key decrypts pages whatever the salt, which keys only their
+    /// HMACs: with a wrong salt, SQLCipher 1's settings (no HMAC) used to
+    /// "open" a file that has HMACs, `check` called it intact and `header`
+    /// rewrote it. Pages that decrypt but whose HMACs fail are a wrong salt
+    /// (status 3) in every command, and no file changes. The same holds for a
+    /// standard file and a raw key that carries a wrong salt.
+    func testARawKeyWithAWrongSaltIsAWrongSaltEverywhere() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path, rows: 50)
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
+        let standard = dir.appendingPathComponent("standard.db").path
+        try FileManager.default.copyItem(atPath: path, toPath: standard)
+        let salt = try givePlaintextHeader(path)
+        let wrongSalt = String(repeating: "ab", count: 16)
+        let environment = keyEnvironment.merging(["SALTED": "x'\(TestKeys.text.dropFirst(2).dropLast())\(wrongSalt)'"]) { $1 }
+        let before = try snapshotFiles(in: dir)
+        let commands = [["check", "app.db"], ["info", "app.db"], ["decrypt", "app.db", "-o", "out.db"],
+                        ["recover", "app.db", "-o", "out.db"], ["header", "app.db", "--plaintext-header", "0"]]
+        let cases = commands.map { $0 + ["--key-env", "KEY", "--salt", wrongSalt] }
+            + [["check", "standard.db", "--key-env", "SALTED"], ["recover", "standard.db", "-o", "out.db", "--key-env", "SALTED"]]
+        for command in cases {
+            let run = try dbcrypt(command, environment: environment, in: dir)
+            XCTAssertEqual(run.status, 3, "\(command): \(run.stdout) \(run.stderr)")
+            XCTAssertFalse(run.stdout.contains("intact"), "\(command): \(run.stdout)")
+            XCTAssertEqual(try snapshotFiles(in: dir), before, "\(command) changed a file")
+        }
+        let check = try dbcrypt(["check", "app.db", "--key-env", "KEY", "--salt", wrongSalt], environment: environment, in: dir)
+        XCTAssertTrue(check.stderr.contains("do not verify with the salt given"), check.stderr)
+        let right = try dbcrypt(["check", "app.db", "--key-env", "KEY", "--salt", salt], environment: environment, in: dir)
+        XCTAssertEqual(right.status, 0, right.stderr)
+        XCTAssertTrue(right.stdout.contains("every page's HMAC verified"), right.stdout)
+    }
+
     /// A raw key that carries its salt opens a file with a plaintext header:
     /// no command calls it "not encrypted". SQLCipher 4.x reads it itself
     /// (`sql` too, with `--salt` beside a passphrase); on 3.4.1, which has

@@ -19,6 +19,34 @@ final class RekeyCommandTests: XCTestCase {
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note"), 200)
     }
 
+    /// A rekey (and every routine that writes a new file) keeps WAL mode:
+    /// it once turned a WAL database into rollback-journal mode without a
+    /// word, and its continuous backup then refused it.
+    func testEveryRoutineKeepsWALMode() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let pool = try DatabasePool(path: path, key: testKey)
+        try pool.write { db in try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)") }
+        try pool.close()
+        func journalMode(_ path: String, _ key: DatabaseKey?) throws -> String? {
+            let db = try Database(path: path, key: key)
+            defer { db.close() }
+            return try db.fetchScalar(String.self, "PRAGMA journal_mode")
+        }
+        XCTAssertEqual(try journalMode(path, testKey), "wal")
+        let rekeyed = try dbcrypt(["rekey", path, "--key-env", "KEY", "--new-key-env", "OTHER"], environment: keyEnvironment)
+        XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)
+        XCTAssertEqual(try journalMode(path, otherKey), "wal")
+        let plain = dir.appendingPathComponent("plain.db").path
+        XCTAssertEqual(try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "OTHER"], environment: keyEnvironment).status, 0)
+        XCTAssertEqual(try journalMode(plain, nil), "wal")
+        XCTAssertEqual(try dbcrypt(["migrate", plain, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
+        XCTAssertEqual(try journalMode(plain, testKey), "wal")
+        let backup = try dbcrypt(["backup", plain, "--continuous", "--once", "-o", dir.appendingPathComponent("history").path,
+                                  "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(backup.status, 0, backup.stderr)
+    }
+
     func testKeepsTheFormatWhenNoneIsGiven() throws {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path

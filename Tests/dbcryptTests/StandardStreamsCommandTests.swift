@@ -34,6 +34,35 @@ final class StandardStreamsCommandTests: XCTestCase {
         }
     }
 
+    /// `/dev/zero` never ends: as standard input, a key file or a key
+    /// variable's worth of bytes, each input has a bound and one sentence
+    /// past it (status 1), and nothing is made or changed.
+    func testAnEndlessInputStopsAtItsBound() throws {
+        let before = try snapshotFiles(in: dir)
+        let environment = keyEnvironment.merging(envelopeKey) { $1 }
+            .merging(["HUGE": String(repeating: "k", count: 64 * 1024 + 1)]) { $1 }
+        let cases: [(arguments: [String], stdin: Bool, says: String)] = [
+            (["kv", "app.db", "set", "other"] + key, true, "Standard input holds more than 64 MiB"),
+            (["envelope", "seal", "--key-env", "ENVELOPE_KEY"], true, "Standard input holds more than 64 MiB"),
+            (["sql", "app.db", "SELECT 1", "--key-file", "/dev/zero"], false, "The key file /dev/zero holds more than 64 KiB"),
+            (["sql", "app.db", "SELECT 1", "--key-env", "HUGE"], false, "The environment variable HUGE holds more than 64 KiB"),
+            (["rekey", "app.db", "--key-env", "KEY", "--new-key-file", "/dev/zero"], false, "The key file /dev/zero holds more than 64 KiB"),
+            (["kv", "app.db", "get", "token", "--key-env", "KEY", "--store-key-file", "/dev/zero"], false,
+             "The key file /dev/zero holds more than 64 KiB"),
+            (["kv", "app.db", "passwd", "--key-env", "KEY", "--store-key-env", "STORE", "--new-store-key-file", "/dev/zero"], false,
+             "The key file /dev/zero holds more than 64 KiB"),
+            (["envelope", "open", "--key-file", "/dev/zero"], false, "The key file /dev/zero holds more than 64 KiB"),
+        ]
+        for (arguments, endlessInput, says) in cases {
+            let stdin = endlessInput ? try XCTUnwrap(FileHandle(forReadingAtPath: "/dev/zero")) : nil
+            let run = try dbcrypt(arguments, environment: environment, in: dir, input: endlessInput ? nil : Data(), standardInput: stdin)
+            XCTAssertEqual(run.status, 1, "\(arguments): \(run.stderr)")
+            XCTAssertTrue(run.stderr.hasPrefix("dbcrypt: \(says)"), "\(arguments): \(run.stderr)")
+            XCTAssertEqual(run.stderr.filter { $0 == "\n" }.count, 1, "\(arguments): one sentence: \(run.stderr)")
+            XCTAssertEqual(try snapshotFiles(in: dir), before, "\(arguments) changed a file")
+        }
+    }
+
     func testAFullOrClosedStandardOutputIsOneSentence() throws {
         let sealed = try dbcrypt(["envelope", "seal", "--key-env", "ENVELOPE_KEY"], environment: envelopeKey, input: Data("hi".utf8))
         XCTAssertEqual(sealed.status, 0, sealed.stderr)

@@ -2,6 +2,9 @@
 public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The destination could not be read or written.
     case storageFailed(location: String, reason: String)
+    /// An object listed a moment before is not there (a backup pruning
+    /// removed it, or another process deleted it).
+    case objectNotFound(location: String)
     /// The destination has no room for the next object; nothing was lost
     /// from the database, and shipping resumes when there is room.
     case destinationFull(location: String)
@@ -19,6 +22,8 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .storageFailed(location, reason):
             "The backup destination \(location) failed: \(reason). Check that it is mounted and writable."
+        case let .objectNotFound(location):
+            "\(location) is not there: it was listed, then removed (a running backup prunes old records); try again."
         case let .destinationFull(location):
             "The backup destination \(location) is full: free space there; the database keeps what is not shipped until then."
         case let .noBackup(location):

@@ -60,6 +60,12 @@ struct BackupHistory {
                 run += 1
                 previous = nil
                 continue
+            } catch let BackupError.damaged(_, reason) {
+                // Not an object at all (a FIFO, a directory): junk, skipped and named, never waited on.
+                breaks.append((run, "record \(entry.number) (\(entry.name)) is junk: \(reason)"))
+                run += 1
+                previous = nil
+                continue
             }
             if let previous, !HMACKey.equal(record.previousMAC, previous.mac) {
                 breaks.append((run, "record \(record.number) does not follow record \(previous.number): records were reordered or replayed"))
@@ -101,14 +107,19 @@ struct BackupHistory {
         case .commit(let number):
             wanted = number
         case .time(let date):
-            let limit = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+            let milliseconds = date.timeIntervalSince1970 * 1000
+            // Any Date, even one past UInt64's milliseconds or not a number, converts without a trap.
+            let limit: UInt64 = !(milliseconds > 0) ? 0 : milliseconds >= 18_446_744_073_709_549_568 ? .max : UInt64(milliseconds)
             guard let found = starts.flatMap(\.commits).filter({ $0.1 <= limit }).map(\.0).max() else {
-                throw BackupError.noSuchCommit(requested: "commit shipped by \(date)", available: Self.describe(starts))
+                // A Date out of any calendar's range traps when printed: it is named without it.
+                let seconds = date.timeIntervalSince1970
+                let when = seconds.magnitude < 253_402_300_800 ? ISO8601DateFormatter().string(from: date) : "a time out of range (\(seconds) s)"
+                throw BackupError.noSuchCommit(requested: "commit shipped by \(when)", available: available(starts))
             }
             wanted = found
         }
         guard let start = starts.filter({ $0.firstCommit <= wanted && wanted <= $0.lastCommit }).max(by: { $0.firstCommit < $1.firstCommit }) else {
-            throw BackupError.noSuchCommit(requested: "commit \(wanted)", available: Self.describe(starts))
+            throw BackupError.noSuchCommit(requested: "commit \(wanted)", available: available(starts))
         }
         let frames = start.frames.prefix { $0.commit <= wanted }
         let time = wanted == start.firstCommit ? start.parts[0].time : frames.last!.time
@@ -146,6 +157,12 @@ struct BackupHistory {
             index = next
         }
         return starts
+    }
+
+    /// What the backup holds, and what broke its chain: a commit that is
+    /// not there may lie past a record missing or damaged, which is named.
+    private func available(_ starts: [Start]) -> String {
+        Self.describe(starts) + (breaks.isEmpty ? "" : "; " + breaks.map(\.description).joined(separator: "; "))
     }
 
     private static func describe(_ starts: [Start]) -> String {

@@ -24,7 +24,11 @@ public protocol BackupStorage: Sendable {
     func put(_ name: String, _ data: Data) throws
     /// The object named `name`.
     ///
-    /// - throws: ``BackupError/storageFailed(location:reason:)``, also when there is none.
+    /// - throws: ``BackupError/objectNotFound(location:)`` when there is none
+    ///   (a restore lists again: a backup may have pruned it meanwhile),
+    ///   ``BackupError/damaged(location:reason:)`` when what has that name is
+    ///   not an object (a directory's entry that is not a regular file),
+    ///   ``BackupError/storageFailed(location:reason:)`` otherwise.
     func get(_ name: String) throws -> Data
     /// The names of every object, in no particular order.
     ///
@@ -42,10 +46,16 @@ public protocol BackupStorage: Sendable {
 /// written to a temporary name beside it (a name starting with `.`, which
 /// ``list()`` skips), flushed to disk, renamed into place, and the directory
 /// flushed, so that an object is there whole or not at all.
+///
+/// Reading changes nothing in the directory. The first ``put(_:_:)`` of a
+/// process removes the temporaries of writers that died, and only those:
+/// names this type makes, whose process is gone.
 public struct DirectoryBackupStorage: BackupStorage {
     /// The directory.
     public let path: String
     public var location: String { path }
+    /// Whether this process has swept the directory for dead writers' temporaries.
+    private let swept = SweptOnce()
 
     /// Uses the directory at `path`, made (mode 0700) when missing.
     ///
@@ -63,11 +73,11 @@ public struct DirectoryBackupStorage: BackupStorage {
                 throw BackupError.storageFailed(location: path, reason: "the directory cannot be made: \(Self.reason(error))")
             }
         }
-        removeAbandonedTemporaries()
     }
 
     public func put(_ name: String, _ data: Data) throws {
         try Self.requireValid(name)
+        if swept.first() { removeAbandonedTemporaries() }
         let temporary = objectPath(".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure(errno, writing: name) }
@@ -100,10 +110,22 @@ public struct DirectoryBackupStorage: BackupStorage {
 
     public func get(_ name: String) throws -> Data {
         try Self.requireValid(name)
-        guard let data = FileManager.default.contents(atPath: objectPath(name)) else {
-            throw BackupError.storageFailed(location: objectPath(name), reason: "it cannot be read, or is not there")
+        let location = objectPath(name)
+        do {
+            // Never blocks on a FIFO, never reads a directory or a device.
+            let reader = try FileReader(path: location)
+            let bytes = try reader.read(Int(reader.size), at: 0)
+            return Data(bytes)
+        } catch .notFound {
+            throw BackupError.objectNotFound(location: location)
+        } catch .system(_, let reason) {
+            throw BackupError.storageFailed(location: location, reason: reason)
+        } catch .permissionDenied {
+            throw BackupError.storageFailed(location: location, reason: "permission denied")
+        } catch {
+            // A directory, a FIFO, a device: junk, not an object.
+            throw BackupError.damaged(location: location, reason: error.reason)
         }
-        return data
     }
 
     public func list() throws -> [String] {
@@ -119,6 +141,20 @@ public struct DirectoryBackupStorage: BackupStorage {
         guard unlink(objectPath(name)) == 0 || errno == ENOENT else {
             throw BackupError.storageFailed(location: objectPath(name), reason: String(cString: strerror(errno)))
         }
+    }
+
+    /// Whether `path`, a file to write (through its links, when it is one),
+    /// lies in this directory or below it.
+    func contains(_ path: String) -> Bool {
+        func resolved(_ path: String) -> String? {
+            guard let full = realpath(path, nil) else { return nil }
+            defer { free(full) }
+            return String(cString: full)
+        }
+        guard let root = resolved(self.path) else { return false }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard let file = resolved(path) ?? resolved(parent.isEmpty ? "." : parent).map({ $0 + "/" }) else { return false }
+        return file.hasPrefix(root.hasSuffix("/") ? root : root + "/")
     }
 
     private func objectPath(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
@@ -137,17 +173,36 @@ public struct DirectoryBackupStorage: BackupStorage {
         return .storageFailed(location: objectPath(name), reason: String(cString: strerror(code)))
     }
 
-    /// Removes temporaries of writers that died: `.NAME.PID-RANDOM` whose process is gone.
+    /// Removes temporaries of writers that died: `.NAME.PID-RANDOM`, as
+    /// ``put(_:_:)`` names them (NAME an object's name, RANDOM a 32-bit
+    /// number), whose process is gone. Nothing else is touched.
     private func removeAbandonedTemporaries() {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
         for name in names where name.hasPrefix(".") {
-            guard let tail = name.split(separator: ".").last, let pidText = tail.split(separator: "-").first,
-                  let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let dot = name.lastIndex(of: "."), dot > name.startIndex,
+                  (try? Self.requireValid(String(name[name.index(after: name.startIndex)..<dot]))) != nil else { continue }
+            let tail = name[name.index(after: dot)...].split(separator: "-", omittingEmptySubsequences: false)
+            guard tail.count == 2, let pid = pid_t(tail[0]), pid > 0, UInt32(tail[1]) != nil,
+                  pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             unlink(objectPath(name))
         }
     }
 
     private static func reason(_ error: Error) -> String {
         (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+    }
+}
+
+/// True the first time it is asked, then false: a once-per-value flag that
+/// copies of a `Sendable` struct share.
+private final class SweptOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+
+    func first() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        defer { done = true }
+        return !done
     }
 }

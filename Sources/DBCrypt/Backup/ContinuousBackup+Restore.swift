@@ -44,13 +44,31 @@ extension ContinuousBackup {
     ///   snapshot's salt and `cipher` (then the other standard format).
     /// - throws: ``BackupError/noBackup(location:)``, ``BackupError/wrongKey(location:)``,
     ///   ``BackupError/noSuchCommit(requested:available:)``, ``BackupError/damaged(location:reason:)``
-    ///   (no commit before the damage either), ``BackupError/storageFailed(location:reason:)``;
+    ///   (no commit before the damage either), ``BackupError/storageFailed(location:reason:)``,
+    ///   ``BackupError/objectNotFound(location:)`` when records vanish under five listings in a row;
     ///   ``DatabaseError/destinationExists(path:)`` without `options.replaceExisting`,
     ///   ``DatabaseError/diskFull(path:)``, ``DatabaseError/verificationFailed(path:reason:)``,
     ///   ``DatabaseError/cancelled``.
     @discardableResult
     public static func restore(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
                                target: RestoreTarget = .latest, options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
+        // A record pruned between the listing and its reading (a backup
+        // running beside) is no failure: list again, and restore from what is there.
+        var attempt = 1
+        while true {
+            do {
+                return try restoreOnce(from: storage, to: path, key: key, cipher: cipher, target: target, options: options)
+            } catch BackupError.objectNotFound(_) where attempt < 5 {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func restoreOnce(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings,
+                                    target: RestoreTarget, options: ExportOptions) throws -> RestoredCommit {
+        if let directory = storage as? DirectoryBackupStorage, directory.contains(path) {
+            throw DatabaseError.cannotOpen(path: path, reason: "it is inside the backup being read, \(directory.path), whose records it could replace: write the database elsewhere")
+        }
         let catalog = try BackupCatalog(storage)
         guard !catalog.snapshots.isEmpty else { throw BackupError.noBackup(location: storage.location) }
         let (authenticator, settings) = try authenticate(storage, catalog: catalog, key: key, cipher: cipher)

@@ -144,10 +144,10 @@ public final class ContinuousBackup: @unchecked Sendable {
         var holding = SnapshotBackup.holdingRead(openingOptions)
         let first = try Database(path: path, key: openingKey, options: holding)
         guard let cipher = first.cipher, let key = first.keyForOtherConnections else {
-            throw DatabaseError.misuse(reason: "a continuous backup ships encrypted pages: \(path) is not encrypted; use backup(to:) or migrate it first")
+            throw DatabaseError.misuse(reason: "a continuous backup ships encrypted pages, and \(path) is not encrypted: make a snapshot backup instead, or encrypt it first")
         }
         guard try first.fetchScalar(String.self, "PRAGMA main.journal_mode")?.lowercased() == "wal" else {
-            throw DatabaseError.misuse(reason: "a continuous backup ships the WAL's frames: open \(path) with a DatabasePool, or set journalMode = .wal")
+            throw DatabaseError.misuse(reason: "a continuous backup ships the WAL's frames, and \(path) is in rollback-journal mode: switch it to WAL mode (PRAGMA journal_mode = WAL) first")
         }
         holding.cipher = cipher
         holding.tryOtherFormat = false

@@ -34,6 +34,8 @@ final class Connection {
     /// Transaction control and the other fixed internal statements, each
     /// prepared once: a read or write transaction runs several of them.
     private var internalStatements: [String: OpaquePointer] = [:]
+    /// The busy timeout the opener set, in milliseconds (see LockUpgrade.swift).
+    var busyTimeoutMilliseconds: Int32 = 0
 
     init(handle: OpaquePointer) {
         self.handle = handle

@@ -305,7 +305,8 @@ public final class Database {
         }
         if options.exclusiveToThisProcess { connection.exclusiveFile = FileIdentity(path) }
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
+        connection.busyTimeoutMilliseconds = Self.milliseconds(options.busyTimeout)
+        sqlite3_busy_timeout(handle, connection.busyTimeoutMilliseconds)
         if let trace = options.trace { connection.installTrace(trace) }
         do {
             if let key { try connection.applyKey(key, settings: settings, library: library) }

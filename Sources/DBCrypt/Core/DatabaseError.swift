@@ -130,6 +130,13 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// values or nested values, which are stored as JSON text.
     case recordEncodingFailed(table: String, column: String?, reason: String)
 
+    /// A transaction that had read tried to write while another connection
+    /// held the write lock (SQLITE_BUSY). SQLite refuses such an upgrade at
+    /// once, whatever the busy timeout, since waiting could deadlock: roll
+    /// back and retry, or begin the transaction IMMEDIATE, which waits for
+    /// the write lock before it reads.
+    case lockUpgradeRefused(sql: String?)
+
     // MARK: - SQLite
 
     /// SQLite reported an error: its extended result code, its message, and
@@ -142,7 +149,7 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .wrongKeyOrNotADatabase, .keyRequired: return SQLITE_NOTADB
         case .fileNotFound, .isDirectory, .cannotOpen: return SQLITE_CANTOPEN
-        case .databaseInUse: return SQLITE_BUSY
+        case .databaseInUse, .lockUpgradeRefused: return SQLITE_BUSY
         case .diskFull, .insufficientSpace, .fileSizeLimit: return SQLITE_FULL
         case .hardLinked, .destinationIsSource: return SQLITE_MISUSE
         case .ownershipNotKept: return SQLITE_PERM
@@ -247,6 +254,10 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "Column \(column) of \(table) cannot be written from the record: \(reason)."
         case let .recordEncodingFailed(table, nil, reason):
             return "The record cannot be written to \(table): \(reason)."
+        case let .lockUpgradeRefused(sql):
+            return "The transaction read, then could not wait for the write lock that another connection holds (waiting could deadlock,"
+                + " so SQLite refuses at once, whatever the busy timeout): roll back and retry it, or begin it with"
+                + " BEGIN IMMEDIATE (inTransaction(.immediate)), which waits for the write lock before it reads" + Self.suffix(sql)
         case let .sqlite(code, message, sql) where code == Self.busySnapshot:
             return "SQLite error \(code): \(message): another connection committed after this transaction began reading,"
                 + " and a transaction that read an older state may not write; roll back and retry it, or begin it with"

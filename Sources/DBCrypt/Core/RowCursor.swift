@@ -55,6 +55,7 @@ public final class RowCursor: Cursor {
             throw DatabaseError.connectionClosed
         }
         statement.noteWrites()
+        let watchStart = connection.upgradeWatchStart(handle)
         switch sqlite3_step(handle) {
         case SQLITE_ROW:
             return Row(cursor: self)
@@ -64,7 +65,7 @@ public final class RowCursor: Cursor {
             return nil
         case let code:
             finished = true
-            let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: statement.sql)
+            let error = connection.stepError(code, of: handle, sql: statement.sql, watchStart: watchStart)
             sqlite3_reset(handle)
             throw error
         }

@@ -226,9 +226,10 @@ public final class Statement {
     /// Steps the statement until it is done, with no other work.
     func stepToCompletion() throws {
         noteWrites()
+        let watchStart = connection.upgradeWatchStart(handle)
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW { code = sqlite3_step(handle) }
-        guard code == SQLITE_DONE else { throw stepError(code) }
+        guard code == SQLITE_DONE else { throw stepError(code, watchStart: watchStart) }
     }
 
     /// Advances to the next row: true when there is one, false when done.
@@ -240,10 +241,11 @@ public final class Statement {
         }
         defer { if isDetach { connection.forgetDetachedFiles() } }
         noteWrites()
+        let watchStart = connection.upgradeWatchStart(handle)
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        case let code: throw stepError(code)
+        case let code: throw stepError(code, watchStart: watchStart)
         }
     }
 
@@ -253,8 +255,8 @@ public final class Statement {
     }
 
     /// The error for a failed step; resets the statement so it can run again.
-    private func stepError(_ code: Int32) -> DatabaseError {
-        let error = DatabaseError.fromConnection(sqlite3_db_handle(handle), code: code, sql: sql)
+    private func stepError(_ code: Int32, watchStart: UInt64?) -> DatabaseError {
+        let error = connection.stepError(code, of: handle, sql: sql, watchStart: watchStart)
         sqlite3_reset(handle)
         return error
     }

@@ -103,6 +103,7 @@ struct Export {
             try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)")
             try replacement?.requireUnchanged()
         }
+        try replacement?.removeCompanions()
         try sibling.replaceDestination()
         replaced = true
         if inPlace {
@@ -114,7 +115,22 @@ struct Export {
                 unlink(destinationPath + "-shm")
             }
         }
+        if facts.isWriteAheadLog { keepWriteAheadLogMode(key: writingKey, cipher: cipher) }
         progress.finish()
+    }
+
+    /// `sqlcipher_export` writes the new file in rollback-journal mode: a
+    /// source in WAL mode gets its mode back, once the new file is in place
+    /// (a process killed before leaves the data whole, in rollback mode).
+    /// WAL mode is a setting of the file, kept in its header, as a pool and a
+    /// continuous backup expect it.
+    private func keepWriteAheadLogMode(key: DatabaseKey?, cipher: CipherSettings) {
+        var options = Database.Options()
+        options.create = false
+        options.cipher = cipher
+        options.tryOtherFormat = false
+        options.journalMode = .wal
+        (try? Database(path: destinationPath, key: key, options: options))?.close()
     }
 
     // MARK: - Before writing
@@ -417,6 +433,8 @@ struct SourceFacts: Equatable {
     var userVersion: Int
     var applicationID: Int
     var autoVacuum: Int
+    /// Whether the source is in WAL mode (which the new file is given back).
+    var isWriteAheadLog: Bool
     /// Bytes of the source's pages that hold data (free pages excluded).
     var usedBytes: Int
     /// Bytes of all its pages: the file's size when nothing follows them.
@@ -434,6 +452,7 @@ struct SourceFacts: Equatable {
         userVersion = try db.fetchScalar(Int.self, "PRAGMA main.user_version") ?? 0
         applicationID = try db.fetchScalar(Int.self, "PRAGMA main.application_id") ?? 0
         autoVacuum = try db.fetchScalar(Int.self, "PRAGMA main.auto_vacuum") ?? 0
+        isWriteAheadLog = try db.fetchScalar(String.self, "PRAGMA main.journal_mode")?.lowercased() == "wal"
         let pageSize = try db.connection.integerValue("PRAGMA main.page_size") ?? 0
         let pages = try db.fetchScalar(Int.self, "PRAGMA main.page_count") ?? 0
         let free = try db.fetchScalar(Int.self, "PRAGMA main.freelist_count") ?? 0

@@ -38,6 +38,7 @@ extension DatabaseEncryption {
         try check(sibling.path)
         if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
         try replacement.requireUnchanged()
+        try replacement.removeCompanions()
         try sibling.replaceDestination()
         replaced = true
     }
@@ -48,11 +49,22 @@ extension DatabaseEncryption {
 /// which has no other names (unless allowed), and which must still be there
 /// when the new copy replaces it; otherwise an existing destination's
 /// target, which must not be the source by any name.
+///
+/// A database is its file and its companions, the `-journal`, `-wal` and
+/// `-shm` SQLite keeps beside it: no companion of the source is ever an
+/// output, nor is a file named as the companion of an existing file; and
+/// the companions of a file being replaced go with it (an old `-wal` left
+/// beside the new file would be laid over its pages), under the same rule
+/// as the file: refused unless replacing is allowed.
 struct Replacement {
     /// The path to write.
     let path: String
     /// The in-place file's identity when it was resolved.
     private let identity: FileIdentity?
+    /// Whether the routine rewrites the file in place.
+    private let inPlace: Bool
+    /// The suffixes of the files SQLite keeps beside a database.
+    static let companionSuffixes = ["-journal", "-wal", "-shm"]
 
     /// Resolves `destination`.
     ///
@@ -60,6 +72,7 @@ struct Replacement {
     ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/fileNotFound(path:)``,
     ///   ``DatabaseError/cannotOpen(path:reason:)``.
     init(destination: String, inPlace: Bool, source: String?, options: ExportOptions) throws {
+        self.inPlace = inPlace
         if inPlace {
             path = try FilePaths.target(of: destination)
             guard access(path, W_OK) == 0 else { throw DatabaseError.permissionDenied(path: path) }
@@ -69,7 +82,37 @@ struct Replacement {
         } else {
             path = try FilePaths.existingTarget(of: destination)
             if let source, FilePaths.isSameFile(source, path) { throw DatabaseError.destinationIsSource(path: destination) }
+            for suffix in Self.companionSuffixes {
+                if let source, FilePaths.isSameFile(source + suffix, path) { throw DatabaseError.destinationIsSource(path: destination) }
+                guard path.hasSuffix(suffix) else { continue }
+                let owner = String(path.dropLast(suffix.count))
+                if let source, FilePaths.isSameFile(source, owner) { throw DatabaseError.destinationIsSource(path: destination) }
+                var info = stat()
+                if stat(owner, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG {
+                    throw DatabaseError.cannotOpen(path: destination, reason: "it is named as the \(suffix) of \(owner), which SQLite would take it for: choose another name")
+                }
+            }
+            if !options.replaceExisting, let companion = Self.companions(of: path).first(where: { FileManager.default.fileExists(atPath: $0) }) {
+                throw DatabaseError.destinationExists(path: companion)
+            }
             identity = nil
+        }
+    }
+
+    /// The paths of `path`'s companions.
+    static func companions(of path: String) -> [String] { companionSuffixes.map { path + $0 } }
+
+    /// Removes the companions of the file about to be replaced (not of an
+    /// in-place file, whose routine folds its log in first), just before the
+    /// new file takes its place: a new file must never meet an old log. A
+    /// process killed between the two leaves the old file without them; it
+    /// was being replaced.
+    ///
+    /// - throws: ``DatabaseError/cannotOpen(path:reason:)`` when one exists and cannot be removed.
+    func removeCompanions() throws {
+        guard !inPlace else { return }
+        for companion in Self.companions(of: path) where unlink(companion) != 0 && errno != ENOENT {
+            throw DatabaseError.cannotOpen(path: companion, reason: "removing it before the new file replaces its database failed: \(String(cString: strerror(errno)))")
         }
     }
 
