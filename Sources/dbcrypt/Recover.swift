@@ -56,8 +56,14 @@ struct Recover: ParsableCommand {
             if salvage.orphans > 0 { lines.append("  lost_and_found: \(salvage.orphans) rows whose table could not be told") }
             lines += salvage.notes.map { "  note: \($0)" }
             let zeroed = summary.zeroedPages
-            lines.append(zeroed.isEmpty ? "Every one of the \(summary.pageCount) pages authenticated."
-                         : "\(zeroed.count) of \(summary.pageCount) pages did not authenticate and were lost (\(SQLCipherFormatError.list(zeroed))).")
+            if !zeroed.isEmpty {
+                lines.append("\(zeroed.count) of \(summary.pageCount) pages did not authenticate and were lost (\(SQLCipherFormatError.list(zeroed))).")
+            } else if file.settings.usesHMAC {
+                lines.append("Every one of the \(summary.pageCount) pages authenticated.")
+            } else {
+                // Nothing vouches for pages without an HMAC: they are not called authentic.
+                lines.append("Every one of the \(summary.pageCount) pages decrypted; SQLCipher 1 pages carry no HMAC, so whether they were altered cannot be verified.")
+            }
             try StandardStreams.say(lines.joined(separator: "\n"))
         }
     }

@@ -38,6 +38,12 @@ final class CheckCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.contains("carry no HMAC, so whether they were altered cannot be verified"), run.stdout)
         XCTAssertFalse(run.stdout.contains("intact"), run.stdout)
+        // Nor does recover call them authentic.
+        let recovered = try dbcrypt(["recover", encrypted, "-o", dir.appendingPathComponent("out.db").path, "--key-env", "KEY"],
+                                    environment: keyEnvironment)
+        XCTAssertEqual(recovered.status, 0, recovered.stderr)
+        XCTAssertTrue(recovered.stdout.contains("pages decrypted; SQLCipher 1 pages carry no HMAC"), recovered.stdout)
+        XCTAssertFalse(recovered.stdout.contains("authenticated"), recovered.stdout)
     }
 
     func testWrongKeyGarbageAndEmptyFilesExitThree() throws {

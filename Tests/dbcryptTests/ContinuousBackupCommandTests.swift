@@ -150,6 +150,17 @@ final class ContinuousBackupCommandTests: XCTestCase {
         }
         XCTAssertEqual(try contents(entry(snapshot)), beforeInside)
         XCTAssertFalse(FileManager.default.fileExists(atPath: entry("new.db")))
+
+        // No snapshot can be read at all: that is what is said, not "check the key".
+        for name in records where name.contains("-snapshot-") {
+            unlink(entry(name))
+            try FileManager.default.createDirectory(atPath: entry(name), withIntermediateDirectories: false)
+        }
+        let unreadable = try dbcrypt(["restore", destination, "-o", dir.appendingPathComponent("none.db").path, "--key-env", "KEY"],
+                                     environment: keyEnvironment)
+        XCTAssertEqual(unreadable.status, 4, unreadable.stderr)
+        XCTAssertTrue(unreadable.stderr.contains("it is a directory"), unreadable.stderr)
+        XCTAssertFalse(unreadable.stderr.contains("check the key"), unreadable.stderr)
     }
 
     private func rows(_ path: String) throws -> Int {

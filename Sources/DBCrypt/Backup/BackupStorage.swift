@@ -42,6 +42,32 @@ public protocol BackupStorage: Sendable {
     var location: String { get }
 }
 
+extension BackupStorage {
+    /// What `open` makes of the first object of `names` it accepts, fetched
+    /// in order; nil when objects were read and none was accepted (another
+    /// key's records, or damaged ones). A key is called wrong only then:
+    /// when no object could be read at all, the storage's error says why.
+    ///
+    /// - throws: the error of the last fetch when no fetch succeeded, or what `open` throws.
+    func firstOpened<T>(_ names: [String], _ open: (Data, String) throws -> T?) throws -> T? {
+        var failure: Error?
+        var anyRead = false
+        for name in names {
+            let object: Data
+            do {
+                object = try get(name)
+            } catch {
+                failure = error
+                continue
+            }
+            anyRead = true
+            if let opened = try open(object, name) { return opened }
+        }
+        if !anyRead, let failure { throw failure }
+        return nil
+    }
+}
+
 /// A ``BackupStorage`` in a directory: each object is a file, mode 0600,
 /// written to a temporary name beside it (a name starting with `.`, which
 /// ``list()`` skips), flushed to disk, renamed into place, and the directory

@@ -112,15 +112,18 @@ extension ContinuousBackup {
                                      cipher: CipherSettings) throws -> (BackupAuthenticator, CipherSettings) {
         var candidates = [cipher]
         if cipher == .sqlcipher4 || cipher == .sqlcipher3 { candidates.append(CipherSettings(cipher.format.other)) }
-        for snapshot in catalog.snapshots.reversed().prefix(8) {
-            guard let entry = catalog.entries.first(where: { $0.number == snapshot.firstNumber }),
-                  let object = try? storage.get(entry.name) else { continue }
+        let names = catalog.snapshots.reversed().prefix(8).compactMap { snapshot in
+            catalog.entries.first(where: { $0.number == snapshot.firstNumber })?.name
+        }
+        let found = try storage.firstOpened(names) { object, name -> (BackupAuthenticator, CipherSettings)? in
             let salt = cipher.plaintextHeaderSize > 0 ? key.salt ?? cipher.salt ?? [] : [UInt8](object.dropFirst(BackupRecord.headerSize).prefix(16))
             for settings in candidates {
                 let authenticator = try BackupAuthenticator(databaseKey: key, salt: salt, settings: settings)
-                if (try? BackupRecord.open(object, named: entry.name, with: authenticator)) != nil { return (authenticator, settings) }
+                if (try? BackupRecord.open(object, named: name, with: authenticator)) != nil { return (authenticator, settings) }
             }
+            return nil
         }
+        if let found { return found }
         throw BackupError.wrongKey(location: storage.location)
     }
 

@@ -433,7 +433,8 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// database's log; otherwise a new snapshot comes first.
     ///
     /// - throws: ``BackupError/wrongKey(location:)`` when none of the last
-    ///   16 records authenticates: another database's backup is there.
+    ///   16 records authenticates: another database's backup is there; the
+    ///   storage's error when none of them can be read at all.
     private func resume() throws {
         let catalog = try BackupCatalog(storage)
         guard let lastEntry = catalog.entries.last else { return }
@@ -443,12 +444,8 @@ public final class ContinuousBackup: @unchecked Sendable {
         state.nextNumber = lastEntry.number + 1
         // The newest record that authenticates: the ones after it (damaged,
         // or not this database's) break the chain, and a snapshot follows.
-        var found: (record: BackupRecord, payload: Data)?
-        for entry in catalog.entries.reversed().prefix(16) {
-            if let opened = try? BackupRecord.open(try storage.get(entry.name), named: entry.name, with: authenticator) {
-                found = opened
-                break
-            }
+        let found = try storage.firstOpened(catalog.entries.reversed().prefix(16).map(\.name)) { object, name in
+            try? BackupRecord.open(object, named: name, with: authenticator)
         }
         guard let (last, payload) = found else { throw BackupError.wrongKey(location: storage.location) }
         state.nextCommit = last.lastCommit + 1
