@@ -7,6 +7,11 @@ import XCTest
 final class DatabaseFetchingTests: XCTestCase {
     var db: Database!
 
+    override func tearDown() {
+        db = nil   // closed with its test: XCTest keeps test cases until the process exits
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         db = try Database.inMemory(key: .named("fetching"))
         try db.execute("""

@@ -9,6 +9,11 @@ final class DatabaseTransactionsTests: XCTestCase {
     var path: String!
     let key = DatabaseKey.named("transactions")
 
+    override func tearDown() {
+        db = nil   // closed with its test: XCTest keeps test cases until the process exits
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         path = try makeTemporaryDirectory(self).appendingPathComponent("tx.db").path
         db = try Database(path: path, key: key)

@@ -8,6 +8,11 @@ final class DatabaseValueConvertibleTests: XCTestCase {
     var path: String!
     let key = DatabaseKey.named("values")
 
+    override func tearDown() {
+        db = nil   // closed with its test: XCTest keeps test cases until the process exits
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         path = try makeTemporaryDirectory(self).appendingPathComponent("values.db").path
         db = try Database(path: path, key: key)

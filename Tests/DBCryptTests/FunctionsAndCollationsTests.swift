@@ -8,6 +8,11 @@ import XCTest
 final class FunctionsAndCollationsTests: XCTestCase {
     var db: Database!
 
+    override func tearDown() {
+        db = nil   // closed with its test: XCTest keeps test cases until the process exits
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         db = try makeDatabase(self, "functions.db", schema: "CREATE TABLE word(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO word(text) VALUES ('b'), ('B'), ('a'), ('é'), ('c'), (NULL)")
     }

@@ -8,6 +8,11 @@ import XCTest
 final class StatementTextAndCacheTests: XCTestCase {
     var db: Database!
 
+    override func tearDown() {
+        db = nil   // closed with its test: XCTest keeps test cases until the process exits
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         db = try makeDatabase(self, "statements.db", schema: "CREATE TABLE n(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO n(title) VALUES ('a'), ('b')")
     }

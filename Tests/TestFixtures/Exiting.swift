@@ -1,12 +1,12 @@
 // A test process exits as soon as its last test returns. A queue or pool
-// released last on a dispatch thread closes its connection there, and with
-// it SQLCipher's cipher contexts; but OpenSSL, once used, frees itself at
-// exit (OPENSSL_cleanup, which it registers with atexit when first
-// initialized), and the closing thread then crashed the process (SQLCipher
-// 4.19, about one run in ten) after its tests had passed. The first
-// temporary directory uses OpenSSL through a keyed database, then registers
-// a wait until every connection to a file is gone: registered after
-// OpenSSL's teardown, it runs before it.
+// released last on a dispatch thread closes its connection there, while
+// the engine tears itself down at exit (a handler it registers with atexit
+// when first used, on SQLCipher 4.19 and its OpenSSL): the process crashed,
+// one run in ten, after its tests had passed. The first temporary directory
+// opens a keyed database, so that the engine has registered its teardown,
+// then registers a wait until every connection to a file is gone, a second
+// at most: registered later, it runs first. (A connection a test leaves
+// open for good costs that second: close them in tearDown.)
 import DBCrypt
 import DBCryptCore
 import Foundation
@@ -21,7 +21,7 @@ enum ProcessExit {
         }
         for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
         atexit {
-            waitUntil(timeout: 5) { OpenFiles.all.isEmpty }
+            waitUntil(timeout: 1) { OpenFiles.all.isEmpty }
         }
     }()
 }
