@@ -98,6 +98,7 @@ struct Export {
         try sibling.sync()
         try checkCancelled()
         try verify(sibling.path, key: writingKey, cipher: cipher, against: facts)
+        if facts.isWriteAheadLog { try Self.setWriteAheadLogMode(of: sibling.path, key: writingKey, cipher: cipher) }
         try checkCancelled()
         if inPlace {
             try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)")
@@ -115,22 +116,31 @@ struct Export {
                 unlink(destinationPath + "-shm")
             }
         }
-        if facts.isWriteAheadLog { keepWriteAheadLogMode(key: writingKey, cipher: cipher) }
         progress.finish()
     }
 
     /// `sqlcipher_export` writes the new file in rollback-journal mode: a
-    /// source in WAL mode gets its mode back, once the new file is in place
-    /// (a process killed before leaves the data whole, in rollback mode).
-    /// WAL mode is a setting of the file, kept in its header, as a pool and a
-    /// continuous backup expect it.
-    private func keepWriteAheadLogMode(key: DatabaseKey?, cipher: CipherSettings) {
+    /// source in WAL mode gives the checked new file its mode before the
+    /// rename (a setting kept in the file's header, as a pool and a
+    /// continuous backup expect it), so that a process killed at any instant
+    /// leaves the destination as it was or the new file whole, never a
+    /// journal of the switch beside it.
+    ///
+    /// - throws: what opening the new file throws, or
+    ///   ``DatabaseError/verificationFailed(path:reason:)`` if it keeps a log.
+    static func setWriteAheadLogMode(of path: String, key: DatabaseKey?, cipher: CipherSettings) throws {
         var options = Database.Options()
         options.create = false
         options.cipher = cipher
         options.tryOtherFormat = false
         options.journalMode = .wal
-        (try? Database(path: destinationPath, key: key, options: options))?.close()
+        try Database(path: path, key: key, options: options).close()
+        // The last connection's close folds the (empty) log in and deletes it.
+        guard SiblingFile.size(of: path + "-wal") == 0 else {
+            throw DatabaseError.verificationFailed(path: path, reason: "switching it to WAL mode left a log beside it")
+        }
+        unlink(path + "-wal")
+        unlink(path + "-shm")
     }
 
     // MARK: - Before writing
