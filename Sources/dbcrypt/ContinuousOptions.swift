@@ -20,8 +20,12 @@ struct ContinuousOptions: ParsableArguments {
     @Flag(help: "Ship what is committed now, then stop.")
     var once = false
 
+    @Option(help: ArgumentHelp("After each commit shipped, write its receipt to this file (kept apart from the backup), for dbcrypt restore --expect-at-least.",
+                               valueName: "FILE"))
+    var receipt: String?
+
     /// Whether an option of a continuous backup was given.
-    var isGiven: Bool { interval != nil || snapshotEvery != nil || keep != nil || once }
+    var isGiven: Bool { interval != nil || snapshotEvery != nil || keep != nil || once || receipt != nil }
 
     func validate() throws {
         for (name, value) in [("--interval", interval), ("--snapshot-every", snapshotEvery), ("--keep", keep)] {
@@ -39,12 +43,23 @@ struct ContinuousOptions: ParsableArguments {
         if let interval { options.interval = .milliseconds(Int64(interval * 1000)) }
         if let snapshotEvery { options.snapshotInterval = .milliseconds(Int64(snapshotEvery * 1000)) }
         if let keep { options.retention = .milliseconds(Int64(keep * 1000)) }
-        options.shipped = { Self.report($0) }
-        options.failed = { error in printError("\(error) Trying again in \(interval ?? 1) s.") }
+        let receiptPath = receipt
+        options.shipped = { commit in
+            Self.report(commit)
+            if let receiptPath { Self.keep(commit.receipt, at: receiptPath) }
+        }
+        let stop = DispatchSemaphore(value: 0)
+        options.failed = { error in
+            // The database replaced ends the backup: stop() says so, and the status is not 0.
+            if case BackupError.databaseReplaced = error {
+                stop.signal()
+                return
+            }
+            printError("\(error) Trying again in \(interval ?? 1) s.")
+        }
         let storage = try DirectoryBackupStorage(path: destination)
         let backup = try ContinuousBackup(path: database, key: key, cipher: cipher, storage: storage, options: options)
         guard !once else { return try backup.stop() }
-        let stop = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
         for signal in [SIGINT, SIGTERM] {
             Foundation.signal(signal, SIG_IGN)
@@ -55,6 +70,23 @@ struct ContinuousOptions: ParsableArguments {
         }
         stop.wait()
         try backup.stop()
+    }
+
+    /// Writes `receipt` to `path` whole or not at all: a file beside it,
+    /// flushed, then renamed over it. A failure is said, and the backup goes on.
+    private static func keep(_ receipt: BackupReceipt, at path: String) {
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var written = fd >= 0
+        if fd >= 0 {
+            let line = Array((receipt.description + "\n").utf8)
+            written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == line.count && fsync(fd) == 0
+            close(fd)
+        }
+        if written, rename(temporary, path) == 0 { return }
+        let reason = String(cString: strerror(errno))
+        unlink(temporary)
+        printError("The receipt of commit \(receipt.commit) could not be written to \(path): \(reason).")
     }
 
     private static func report(_ commit: ContinuousBackup.ShippedCommit) {

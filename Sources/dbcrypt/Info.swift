@@ -61,6 +61,15 @@ struct Info: ParsableCommand {
                 facts.append(("cipher_page_size", .number(Double(file.settings.effectivePageSize))))
                 facts.append(("kdf_iter", .number(Double(file.settings.effectiveKDFIterations))))
                 facts.append(("page_count", .number(Double(file.pageCount))))
+                // SQLCipher refuses a damaged file as it refuses settings it does not read: the pages say which.
+                let report = try file.verify()
+                guard report.isIntact else {
+                    facts.append(("damaged", .string(report.damage.prefix(3).map(\.description).joined(separator: "; ")
+                        + (report.damage.count > 3 ? "; \(report.damage.count - 3) more" : ""))))
+                    facts.append(("readable_by", .string("DBCrypt's page reader, up to the damage: dbcrypt check names it, dbcrypt recover saves what is left")))
+                    try StandardStreams.say(render(facts))
+                    throw ExitCode(ExitStatus.damaged)
+                }
                 facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
                 return try StandardStreams.say(render(facts))
             }

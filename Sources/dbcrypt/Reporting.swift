@@ -57,7 +57,7 @@ func reportingErrors(_ body: () throws -> Void) throws {
         printError(error.description)
         switch error {
         case .wrongKey: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
-        case .damaged: throw ExitCode(ExitStatus.damaged)
+        case .damaged, .notAsExpected: throw ExitCode(ExitStatus.damaged)
         default: throw ExitCode(ExitStatus.failure)
         }
     } catch let error as DatabaseError {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 /// `dbcrypt restore`: a database rebuilt from a continuous backup.
@@ -38,6 +39,11 @@ struct Restore: ParsableCommand {
     @Flag(help: "Replace --output if it exists.")
     var force = false
 
+    @Option(name: .customLong("expect-at-least"),
+            help: ArgumentHelp("Refuse a backup rolled back to before this receipt's commit, or replaced (the file dbcrypt backup --continuous --receipt wrote).",
+                               valueName: "RECEIPT"))
+    var expectAtLeast: String?
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
@@ -57,16 +63,34 @@ struct Restore: ParsableCommand {
                 throw CLIError("No backup directory at \(destination): give the directory dbcrypt backup --continuous wrote.")
             }
             let target: ContinuousBackup.RestoreTarget = if let commit { .commit(commit) } else if let at { .time(Self.time(at)!) } else { .latest }
+            let receipt = try expectAtLeast.map(Self.receipt(at:))
             let databaseKey = try key.key(prompt: "Key for the database backed up in \(destination): ")
             var options = ExportOptions()
             options.replaceExisting = force
             let storage = try DirectoryBackupStorage(path: destination)
-            let restored = try ContinuousBackup.restore(from: storage, to: output, key: databaseKey, cipher: cipher.settings, target: target, options: options)
+            let restored = try ContinuousBackup.restore(from: storage, to: output, key: databaseKey, cipher: cipher.settings, target: target,
+                                                        expecting: receipt, options: options)
             if let problem = restored.problem {
                 printError("note: \(problem); restored the last commit before it.")
             }
+            if let skipped = restored.skipped { printError("note: \(skipped).") }
             try StandardStreams.say("Restored commit \(restored.commit), shipped at \(ISO8601DateFormatter().string(from: restored.time)), from \(destination) to \(output).")
         }
+    }
+
+    /// The receipt in the file at `path`.
+    static func receipt(at path: String) throws -> BackupReceipt {
+        let text: String
+        do {
+            let reader = try FileReader(path: path)
+            text = String(decoding: try reader.read(Int(min(reader.size, 4096)), at: 0), as: UTF8.self)
+        } catch {
+            throw CLIError("The receipt \(path) cannot be read: \(error.reason).")
+        }
+        guard let receipt = BackupReceipt(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw CLIError("\(path) is not a receipt: give the file dbcrypt backup --continuous --receipt wrote.")
+        }
+        return receipt
     }
 
     /// `text` as ISO 8601 or seconds since 1970 (up to the year 9999).

@@ -366,27 +366,31 @@ final class ContinuousBackupTests: XCTestCase {
     }
 
     func testReorderedReplayedAndCutShortRecordsAreDetected() throws {
+        // What the site can do: write any file, over any record (a put never replaces one).
+        func overwrite(_ storage: DirectoryBackupStorage, _ name: String, _ data: Data) throws {
+            try data.write(to: URL(fileURLWithPath: storage.path).appendingPathComponent(name))
+        }
         let cases: [(String, (DirectoryBackupStorage, [BackupCatalog.Entry]) throws -> Void, String)] = [
             ("swapped", { storage, frames in
                 let a = try storage.get(frames[1].name), b = try storage.get(frames[2].name)
-                try storage.put(frames[1].name, b)
-                try storage.put(frames[2].name, a)
+                try overwrite(storage, frames[1].name, b)
+                try overwrite(storage, frames[2].name, a)
             }, "not the one its name says"),
             ("replayed", { storage, frames in
-                try storage.put(frames[2].name, try storage.get(frames[1].name))
+                try overwrite(storage, frames[2].name, try storage.get(frames[1].name))
             }, "not the one its name says"),
             ("cut short", { storage, frames in
-                try storage.put(frames[2].name, try storage.get(frames[2].name).dropLast(100))
+                try overwrite(storage, frames[2].name, try storage.get(frames[2].name).dropLast(100))
             }, "cut short or changed"),
             ("changed", { storage, frames in
                 var data = try storage.get(frames[2].name)
                 data[data.count - 10] ^= 1
-                try storage.put(frames[2].name, data)
+                try overwrite(storage, frames[2].name, data)
             }, "cut short or changed"),
             ("header changed", { storage, frames in
                 var data = try storage.get(frames[2].name)
                 data[33] ^= 1
-                try storage.put(frames[2].name, data)
+                try overwrite(storage, frames[2].name, data)
             }, "header does not authenticate"),
         ]
         for (label, damage, says) in cases {
@@ -555,6 +559,7 @@ private final class FailingAfterStoring: BackupStorage, @unchecked Sendable {
     func get(_ name: String) throws -> Data { try directory.get(name) }
     func list() throws -> [String] { try directory.list() }
     func delete(_ name: String) throws { try directory.delete(name) }
+    func claimWriting() throws -> BackupWriterClaim { try directory.claimWriting() }
 }
 
 /// The real directory, where the first read of `victim` finds it pruned, as
@@ -582,4 +587,5 @@ private final class PrunedWhileRead: BackupStorage, @unchecked Sendable {
     func put(_ name: String, _ data: Data) throws { try directory.put(name, data) }
     func list() throws -> [String] { try directory.list() }
     func delete(_ name: String) throws { try directory.delete(name) }
+    func claimWriting() throws -> BackupWriterClaim { try directory.claimWriting() }
 }

@@ -104,6 +104,38 @@ final class BackupCommandTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(), ["app.db", "copy.db"])
     }
 
+    /// A WAL database closed (no log beside it): a backup, refused or done,
+    /// leaves no empty `-wal` and `-shm` beside it (both did).
+    func testAClosedWALDatabaseIsLeftWithoutALog() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let pool = try DatabasePool(path: path, key: testKey)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO item(body) VALUES ('one')") }
+        try pool.close()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["app.db"], "the pool left its log: the test proves little")
+        let copy = dir.appendingPathComponent("copy.db").path
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: copy))
+        let refused = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(), ["app.db", "copy.db"])
+        let done = try dbcrypt(["backup", path, "-o", copy, "--key-env", "KEY", "--force"], environment: keyEnvironment)
+        XCTAssertEqual(done.status, 0, done.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(), ["app.db", "copy.db"])
+    }
+
+    /// An output on a read-only file system is said to be one, not a
+    /// question of the file's owner and mode (which it was).
+    func testAnOutputOnAReadOnlyFileSystemIsNamedSo() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makeQueue(path, key: testKey, schema: "CREATE TABLE t(x)").close()
+        let mountPoint = try mountSmallDisk(self, in: dir, size: "1m")
+        XCTAssertEqual(try runProgram("/bin/mount", ["-o", "remount,ro", mountPoint.path]).0, 0)
+        let run = try dbcrypt(["backup", path, "-o", mountPoint.appendingPathComponent("copy.db").path, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertEqual(run.stderr, "dbcrypt: Cannot open \(mountPoint.path): it is on a read-only file system: write elsewhere, or mount it writable.\n")
+    }
+
     private var readOnly: Database.Options {
         var options = Database.Options()
         options.readOnly = true

@@ -16,7 +16,8 @@ final class ContinuousBackupCommandTests: XCTestCase {
 
         let backup = try ChildProcess(dbcryptPath, ["backup", path, "--continuous", "-o", destination, "--interval", "0.05", "--key-env", "KEY"],
                                       environment: keyEnvironment)
-        func records() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? [] }
+        // Records only: a record being written is there twice for a moment (its temporary, linked into place).
+        func records() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []).filter { !$0.hasPrefix(".") } }
         // The app commits once the backup has taken its first snapshot.
         assertEventually("the backup took no snapshot") { records().contains { $0.contains("-snapshot-") } || !backup.process.isRunning }
         var rowsAt: [Int] = []
@@ -49,6 +50,79 @@ final class ContinuousBackupCommandTests: XCTestCase {
         let earlierRows = try rows(earlier)
         XCTAssertTrue(rowsAt.contains(earlierRows) || earlierRows == 0, "\(earlierRows) rows: not a state the app had")
         try pool.close()
+    }
+
+    /// A second continuous backup into a destination that one writes to is
+    /// refused in one sentence (two once lost commits they reported
+    /// shipped, their records replacing each other's); the database renamed
+    /// over while the backup runs ends it with status 1.
+    func testOneWriterPerDestinationAndADatabaseReplacedUnderIt() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let destination = dir.appendingPathComponent("backup").path
+        let pool = try DatabasePool(path: path, key: testKey)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        try pool.close()
+        let backup = try ChildProcess(dbcryptPath, ["backup", path, "--continuous", "-o", destination, "--interval", "0.05", "--key-env", "KEY"],
+                                      environment: keyEnvironment)
+        assertEventually("the backup took no snapshot") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []).contains { $0.contains("-snapshot-") } || !backup.process.isRunning
+        }
+        let second = try dbcrypt(["backup", path, "--continuous", "--once", "-o", destination, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(second.status, 1, second.stderr)
+        XCTAssertEqual(second.stderr, "dbcrypt: Another backup is writing to \(destination): stop it first, or back up to another destination.\n")
+
+        let other = dir.appendingPathComponent("other.db").path
+        let replacement = try DatabasePool(path: other, key: testKey)
+        try replacement.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        try replacement.close()
+        XCTAssertEqual(rename(other, path), 0)
+        let (status, _, complaint) = backup.finish()
+        XCTAssertEqual(status, 1, complaint)
+        XCTAssertTrue(complaint.hasSuffix("\(path) was replaced by another file while its backup ran: the backup stopped, and the new file is not in it. Back up the new file to a new destination.\n"), complaint)
+    }
+
+    /// `--receipt` keeps the last commit shipped apart from the backup;
+    /// `restore --expect-at-least` refuses the backup rolled back to before
+    /// it (status 4), which a restore without it takes as a backup stopped earlier.
+    func testAReceiptRefusesABackupRolledBack() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let destination = dir.appendingPathComponent("backup").path
+        let receipt = dir.appendingPathComponent("app.db-receipt").path
+        let pool = try DatabasePool(path: path, key: testKey)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        var before: Set<String> = []
+        for round in 0..<2 {
+            before = Set((try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? [])
+            try pool.write { db in try db.execute("INSERT INTO item(body) VALUES ('r\(round)')") }
+            let once = try dbcrypt(["backup", path, "--continuous", "--once", "-o", destination, "--receipt", receipt, "--key-env", "KEY"],
+                                   environment: keyEnvironment)
+            XCTAssertEqual(once.status, 0, once.stderr)
+        }
+        try pool.close()
+        let kept = try String(contentsOfFile: receipt, encoding: .utf8)
+        XCTAssertTrue(kept.hasPrefix("dbcrypt-backup-receipt 1 "), kept)
+        let out = dir.appendingPathComponent("out.db").path
+        let good = try dbcrypt(["restore", destination, "-o", out, "--expect-at-least", receipt, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(good.status, 0, good.stderr)
+
+        // The last round's records removed: the destination rolled back.
+        for name in Set(try FileManager.default.contentsOfDirectory(atPath: destination)).subtracting(before) {
+            try FileManager.default.removeItem(atPath: destination + "/" + name)
+        }
+        let rolledBack = dir.appendingPathComponent("rolled-back.db").path
+        let refused = try dbcrypt(["restore", destination, "-o", rolledBack, "--expect-at-least", receipt, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(refused.status, 4, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("is not the one its receipt expects") && refused.stderr.contains("rolled back"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: rolledBack))
+        XCTAssertEqual(try dbcrypt(["restore", destination, "-o", rolledBack, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
+
+        let junk = dir.appendingPathComponent("junk").path
+        FileManager.default.createFile(atPath: junk, contents: Data("not a receipt".utf8))
+        let bad = try dbcrypt(["restore", destination, "-o", out + "2", "--expect-at-least", junk, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(bad.status, 1, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("is not a receipt"), bad.stderr)
     }
 
     /// A database in `dir` with one row per round, backed up with

@@ -37,4 +37,24 @@ final class InfoCommandTests: XCTestCase {
         let wrong = try dbcrypt(["info", path, "--key-env", "OTHER"], environment: keyEnvironment)
         XCTAssertEqual(wrong.status, 3)
     }
+
+    /// A damaged first page, which SQLCipher refuses as it refuses a wrong
+    /// key, is named damaged (status 4), not "readable by DBCrypt's page
+    /// reader only".
+    func testADamagedFileIsNamedDamaged() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try file.seek(toOffset: 200)
+        let byte = try XCTUnwrap(try file.read(upToCount: 1)).first!
+        try file.seek(toOffset: 200)
+        try file.write(contentsOf: [byte ^ 0x40])
+        try file.close()
+        let run = try dbcrypt(["info", path, "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(run.status, 4, run.stdout + run.stderr)
+        XCTAssertTrue(run.stdout.contains("damaged: page 1"), run.stdout)
+        XCTAssertFalse(run.stdout.contains("page reader only"), run.stdout)
+    }
 }

@@ -26,7 +26,9 @@ struct BackupCatalog {
     /// (a write that failed after the object was stored, then written again
     /// with the next round's content), the later one: the backup went on from it.
     let entries: [Entry]
-    /// The objects another of the same number replaced, to delete.
+    /// The other objects of an entry's number, oldest first: a failed
+    /// write's, to delete; or a record of another backup copied in, which a
+    /// restore tells apart by its identity.
     let superseded: [Entry]
     /// The snapshots, oldest first.
     let snapshots: [Snapshot]

@@ -8,6 +8,17 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The destination has no room for the next object; nothing was lost
     /// from the database, and shipping resumes when there is room.
     case destinationFull(location: String)
+    /// Another backup writes to the destination now: a destination has one writer at a time.
+    case destinationInUse(location: String)
+    /// An object of that name is already there, and objects are never
+    /// replaced: another backup wrote into the destination.
+    case objectExists(location: String)
+    /// The database's path now names another file than the one the backup
+    /// began with: the backup stopped, and the new file is not in it.
+    case databaseReplaced(path: String)
+    /// The backup is not what a receipt of it says: replaced by another,
+    /// or rolled back to before the receipt's commit.
+    case notAsExpected(location: String, reason: String)
     /// The destination holds no backup (no snapshot to start from).
     case noBackup(location: String)
     /// No record there authenticates with the key: another database's backup, or the wrong key.
@@ -26,6 +37,14 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(location) is not there: it was listed, then removed (a running backup prunes old records); try again."
         case let .destinationFull(location):
             "The backup destination \(location) is full: free space there; the database keeps what is not shipped until then."
+        case let .destinationInUse(location):
+            "Another backup is writing to \(location): stop it first, or back up to another destination."
+        case let .objectExists(location):
+            "\(location) is already there, and backup records are never replaced: another backup wrote into this destination. Back up to a new destination."
+        case let .databaseReplaced(path):
+            "\(path) was replaced by another file while its backup ran: the backup stopped, and the new file is not in it. Back up the new file to a new destination."
+        case let .notAsExpected(location, reason):
+            "The backup in \(location) is not the one its receipt expects: \(reason). Restore from another copy of it; without the receipt, a restore takes what is there."
         case let .noBackup(location):
             "\(location) holds no backup: start one with dbcrypt backup --continuous or a pool's continuous backup."
         case let .wrongKey(location):

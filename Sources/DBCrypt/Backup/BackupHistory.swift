@@ -4,6 +4,11 @@ import Foundation
 /// authenticated, in order, cut into runs where the chain breaks (a record
 /// missing, damaged, or not following the one before), and the plan that
 /// rebuilds a commit from a snapshot and the frames after it in one run.
+///
+/// The backup is the one its oldest authenticated record belongs to:
+/// records of another backup (another database under the same key, or a
+/// second backup of this one, copied in) are skipped and named, never
+/// chained in.
 struct BackupHistory {
     struct Plan {
         /// The snapshot's parts, in order.
@@ -14,6 +19,8 @@ struct BackupHistory {
         var time: Date
         /// What keeps a later commit from being restored, for `.latest`.
         var problem: String?
+        /// The records of another backup that were skipped.
+        var skipped: String?
     }
 
     /// A complete snapshot in a run, and the commits reachable from it.
@@ -35,6 +42,10 @@ struct BackupHistory {
     private var runs: [Int] = []
     /// Where the chain breaks: the run that ends there, and what is wrong.
     private var breaks: [(endingRun: Int, description: String)] = []
+    /// The numbers of the records of another backup, skipped.
+    private var foreign: [UInt64] = []
+    /// The backup's identity: its oldest authenticated record's.
+    private var owner: BackupIdentity?
 
     /// Fetches and authenticates every record `catalog` lists.
     ///
@@ -44,25 +55,42 @@ struct BackupHistory {
         self.authenticator = authenticator
         var run = 0
         var previous: BackupRecord?
+        var lastNumber: UInt64?
         for entry in catalog.entries {
-            if let last = records.last, entry.number > last.number + 1 {
-                let missing = entry.number == last.number + 2 ? "record \(last.number + 1) is missing"
-                    : "records \(last.number + 1) to \(entry.number - 1) are missing"
+            if let last = lastNumber, entry.number > last + 1 {
+                let missing = entry.number == last + 2 ? "record \(last + 1) is missing" : "records \(last + 1) to \(entry.number - 1) are missing"
                 breaks.append((run, missing))
                 run += 1
                 previous = nil
             }
-            let record: BackupRecord
-            do {
-                (record, _) = try BackupRecord.open(try storage.get(entry.name), named: entry.name, with: authenticator)
-            } catch let problem as BackupRecord.Problem {
-                breaks.append((run, "record \(entry.number) (\(entry.name)) is damaged: \(problem)"))
-                run += 1
-                previous = nil
-                continue
-            } catch let BackupError.damaged(_, reason) {
-                // Not an object at all (a FIFO, a directory): junk, skipped and named, never waited on.
-                breaks.append((run, "record \(entry.number) (\(entry.name)) is junk: \(reason)"))
+            lastNumber = entry.number
+            // Of the objects of one number (the latest first), this backup's.
+            var record: BackupRecord?
+            var problem: String?
+            var isForeign = false
+            for candidate in [entry] + catalog.superseded.filter({ $0.number == entry.number }).reversed() {
+                do {
+                    let (opened, _) = try BackupRecord.open(try storage.get(candidate.name), named: candidate.name, with: authenticator)
+                    if let owner, opened.backup != owner {
+                        isForeign = true
+                        continue
+                    }
+                    owner = opened.backup
+                    record = opened
+                    break
+                } catch let found as BackupRecord.Problem {
+                    problem = problem ?? "record \(entry.number) (\(candidate.name)) is damaged: \(found)"
+                } catch let BackupError.damaged(_, reason) {
+                    // Not an object at all (a FIFO, a directory): junk, skipped and named, never waited on.
+                    problem = problem ?? "record \(entry.number) (\(candidate.name)) is junk: \(reason)"
+                }
+            }
+            guard let record else {
+                if isForeign && problem == nil {
+                    foreign.append(entry.number)   // not this backup's: no break in its chain
+                    continue
+                }
+                breaks.append((run, problem ?? "record \(entry.number) is damaged"))
                 run += 1
                 previous = nil
                 continue
@@ -74,6 +102,27 @@ struct BackupHistory {
             records.append(record)
             runs.append(run)
             previous = record
+        }
+    }
+
+    /// Checks that the backup is the one `receipt` came from and holds the
+    /// record it names, or later ones: not replaced, nor rolled back to
+    /// before it.
+    ///
+    /// - throws: ``BackupError/notAsExpected(location:reason:)``.
+    func require(_ receipt: BackupReceipt, location: String) throws {
+        guard owner == receipt.backup else {
+            throw BackupError.notAsExpected(location: location, reason: "it is another backup than the one the receipt came from (replaced)")
+        }
+        if let record = records.first(where: { $0.number == receipt.record }) {
+            guard HMACKey.equal(record.mac, receipt.mac) else {
+                throw BackupError.notAsExpected(location: location, reason: "its record \(receipt.record) is not the one the receipt names (replaced)")
+            }
+            return
+        }
+        guard let newest = records.last, newest.number > receipt.record else {
+            let end = records.last.map { "it ends at commit \($0.lastCommit)" } ?? "it holds no record of its own"
+            throw BackupError.notAsExpected(location: location, reason: "\(end), before commit \(receipt.commit), which the receipt says was shipped (rolled back: its newest records removed)")
         }
     }
 
@@ -125,7 +174,19 @@ struct BackupHistory {
         let time = wanted == start.firstCommit ? start.parts[0].time : frames.last!.time
         let later = breaks.filter { $0.endingRun >= start.run }.map(\.description)
         return Plan(snapshot: start.parts, frames: Array(frames), commit: wanted, time: Date(timeIntervalSince1970: Double(time) / 1000),
-                    problem: target == .latest && !later.isEmpty ? later.joined(separator: "; ") : nil)
+                    problem: target == .latest && !later.isEmpty ? later.joined(separator: "; ") : nil, skipped: skipped)
+    }
+
+    /// The records of another backup that were skipped, named; nil when there were none.
+    private var skipped: String? {
+        guard !foreign.isEmpty else { return nil }
+        var ranges: [(UInt64, UInt64)] = []
+        for number in foreign {
+            if let last = ranges.last, number == last.1 + 1 { ranges[ranges.count - 1].1 = number } else { ranges.append((number, number)) }
+        }
+        let names = ranges.map { $0.0 == $0.1 ? "\($0.0)" : "\($0.0) to \($0.1)" }.joined(separator: ", ")
+        let one = foreign.count == 1
+        return (one ? "record \(names) belongs" : "records \(names) belong") + " to another backup (copied in) and " + (one ? "was" : "were") + " skipped"
     }
 
     /// Every complete snapshot, with the frames records after it in its run.

@@ -1,3 +1,4 @@
+import CPrimitives
 import DBCryptCore
 import Foundation
 
@@ -6,7 +7,11 @@ import Foundation
 ///
 /// Records are numbered from 1 in the order they were written, and each
 /// header carries the MAC of the record before it, so that a record
-/// missing, replayed under another number, or moved, breaks the chain; the
+/// missing, replayed under another number, or moved, breaks the chain; it
+/// carries the backup's identity, drawn at random when the backup began at
+/// its destination, so that a record of another backup (another database,
+/// or the same one backed up twice) is never taken for one of this backup,
+/// whatever key the two share; the
 /// header carries the payload's SHA-256, so that a payload cut short or
 /// changed is found. A *snapshot* is one or more records of kind
 /// `snapshot`, whose payloads, in order, are the database file as of one
@@ -15,11 +20,11 @@ import Foundation
 /// chain from `seed`: applied in order on a snapshot, they give every
 /// commit after it.
 ///
-/// The header, 184 bytes, integers big-endian:
+/// The header, 200 bytes, integers big-endian:
 ///
 /// | offset | size | field |
 /// |-------:|-----:|-------|
-/// | 0   | 8  | magic `DBCBKUP` and version 1 |
+/// | 0   | 8  | magic `DBCBKUP` and version 2 |
 /// | 8   | 8  | record number |
 /// | 16  | 1  | kind: 1 snapshot, 2 frames |
 /// | 17  | 1  | flags: bit 0 last part of a snapshot, bit 1 the log's checksums are big-endian, bit 2 a snapshot that does not follow from the records before it |
@@ -38,12 +43,15 @@ import Foundation
 /// | 80  | 32 | the MAC of the record before it (zero for the first) |
 /// | 112 | 32 | SHA-256 of the payload |
 /// | 144 | 8  | the payload's length |
-/// | 152 | 32 | HMAC-SHA256 of bytes 0..<152 |
+/// | 152 | 16 | the backup's identity |
+/// | 168 | 32 | HMAC-SHA256 of bytes 0..<168 |
 struct BackupRecord: Equatable {
     enum Kind: UInt8 { case snapshot = 1, frames = 2 }
 
-    static let magic: [UInt8] = Array("DBCBKUP".utf8) + [1]
-    static let headerSize = 184
+    static let magic: [UInt8] = Array("DBCBKUP".utf8) + [2]
+    static let headerSize = 200
+    /// How many of the header's bytes its MAC covers.
+    private static let authenticatedSize = 168
     static let frameHeaderSize = 24
 
     var number: UInt64
@@ -68,6 +76,8 @@ struct BackupRecord: Equatable {
     var previousMAC: [UInt8]
     var payloadHash: [UInt8] = []
     var payloadLength: UInt64 = 0
+    /// The backup it belongs to (``BackupIdentity``).
+    var backup: BackupIdentity
     var mac: [UInt8] = []
 
     /// The object's name: the number, zero-padded so that names sort in
@@ -133,6 +143,7 @@ struct BackupRecord: Equatable {
         bytes += previousMAC
         bytes += payloadHash
         put(payloadLength)
+        bytes += backup.bytes
         return bytes
     }
 
@@ -146,13 +157,15 @@ struct BackupRecord: Equatable {
     static func open(_ data: Data, named name: String, with authenticator: BackupAuthenticator) throws -> (BackupRecord, Data) {
         let bytes = [UInt8](data.prefix(headerSize))
         guard bytes.count == headerSize, Array(bytes[0..<8]) == magic else { throw Problem.notARecord }
-        guard try authenticator.verify(Array(bytes[0..<152]), mac: Array(bytes[152..<184])) else { throw Problem.notAuthentic }
+        let signed = authenticatedSize
+        guard try authenticator.verify(Array(bytes[0..<signed]), mac: Array(bytes[signed..<headerSize])) else { throw Problem.notAuthentic }
         func word<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T {
             bytes[at..<at + MemoryLayout<T>.size].reduce(T(0)) { $0 << 8 | T($1) }
         }
         guard let kind = Kind(rawValue: bytes[16]) else { throw Problem.notARecord }
         var record = BackupRecord(number: word(8, UInt64.self), kind: kind, pageSize: word(20, UInt32.self), time: word(24, UInt64.self),
-                                  commit: word(32, UInt64.self), databasePages: word(48, UInt32.self), previousMAC: Array(bytes[80..<112]))
+                                  commit: word(32, UInt64.self), databasePages: word(48, UInt32.self), previousMAC: Array(bytes[80..<112]),
+                                  backup: BackupIdentity(bytes: Array(bytes[152..<168])))
         record.isLastPart = bytes[17] & 1 != 0
         record.bigEndianChecksums = bytes[17] & 2 != 0
         record.startsOver = bytes[17] & 4 != 0
@@ -165,7 +178,7 @@ struct BackupRecord: Equatable {
         record.seed = (word(72, UInt32.self), word(76, UInt32.self))
         record.payloadHash = Array(bytes[112..<144])
         record.payloadLength = word(144, UInt64.self)
-        record.mac = Array(bytes[152..<184])
+        record.mac = Array(bytes[signed..<headerSize])
         guard record.name == name else { throw Problem.misplaced(holds: record.name) }
         let payload = data.dropFirst(headerSize)
         guard UInt64(payload.count) == record.payloadLength,
@@ -185,12 +198,27 @@ struct BackupRecord: Equatable {
 
         var description: String {
             switch self {
-            case .notARecord: "it is not a backup record"
+            case .notARecord: "it is not a backup record (or one written by an earlier version of DBCrypt)"
             case .notAuthentic: "its header does not authenticate"
             case .misplaced(let holds): "it holds record \(holds), not the one its name says (moved or replayed)"
             case .payloadDamaged: "its content is cut short or changed"
             }
         }
+    }
+}
+
+/// Which backup a record belongs to: 16 random bytes drawn when a backup
+/// begins at a destination, and kept by every backup that continues it.
+struct BackupIdentity: Equatable, Hashable, Sendable {
+    let bytes: [UInt8]
+
+    /// A new identity.
+    ///
+    /// - throws: ``BackupError/storageFailed(location:reason:)`` when the system has no randomness to give.
+    static func random() throws -> BackupIdentity {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard dbcrypt_random_bytes(&bytes, bytes.count) == 1 else { throw BackupError.storageFailed(location: "memory", reason: "no random bytes for the backup's identity") }
+        return BackupIdentity(bytes: bytes)
     }
 }
 

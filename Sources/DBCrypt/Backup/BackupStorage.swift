@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where a continuous backup keeps its objects: a flat namespace of named,
 /// immutable objects, written whole or not at all. Objects hold encrypted
@@ -17,11 +18,19 @@ import Foundation
 public protocol BackupStorage: Sendable {
     /// Stores `data` under `name`, durably, before returning: a crash after
     /// it returns keeps the object; a crash before leaves no object, or the
-    /// whole one. An existing object of that name is replaced.
+    /// whole one. An existing object of that name is never replaced.
     ///
-    /// - throws: ``BackupError/destinationFull(location:)`` when there is no
-    ///   room, ``BackupError/storageFailed(location:reason:)`` otherwise.
+    /// - throws: ``BackupError/objectExists(location:)`` when an object of
+    ///   that name is there, ``BackupError/destinationFull(location:)`` when
+    ///   there is no room, ``BackupError/storageFailed(location:reason:)`` otherwise.
     func put(_ name: String, _ data: Data) throws
+    /// Makes the caller the destination's one writer until the claim is
+    /// released, or its process ends (a writer killed leaves no claim
+    /// behind). Readers claim nothing.
+    ///
+    /// - throws: ``BackupError/destinationInUse(location:)`` when another
+    ///   writer holds it, ``BackupError/storageFailed(location:reason:)`` otherwise.
+    func claimWriting() throws -> BackupWriterClaim
     /// The object named `name`.
     ///
     /// - throws: ``BackupError/objectNotFound(location:)`` when there is none
@@ -68,10 +77,32 @@ extension BackupStorage {
     }
 }
 
+/// A destination's one writer, until ``release()`` (or deinit).
+public final class BackupWriterClaim: Sendable {
+    private let releasing: Mutex<(@Sendable () -> Void)?>
+
+    /// A claim that `release` gives back, once.
+    public init(release: @escaping @Sendable () -> Void) { releasing = Mutex(release) }
+
+    /// Gives the claim back; a second call does nothing.
+    public func release() {
+        let release = releasing.withLock { value in
+            defer { value = nil }
+            return value
+        }
+        release?()
+    }
+
+    deinit { release() }
+}
+
 /// A ``BackupStorage`` in a directory: each object is a file, mode 0600,
 /// written to a temporary name beside it (a name starting with `.`, which
-/// ``list()`` skips), flushed to disk, renamed into place, and the directory
-/// flushed, so that an object is there whole or not at all.
+/// ``list()`` skips), flushed to disk, linked into place (never over an
+/// object), and the directory flushed, so that an object is there whole or
+/// not at all. The writer's claim is an exclusive `flock` on the file
+/// `.dbcrypt-writer` in the directory, which the system releases when its
+/// process ends.
 ///
 /// Reading changes nothing in the directory. The first ``put(_:_:)`` of a
 /// process removes the temporaries of writers that died, and only those:
@@ -126,12 +157,43 @@ public struct DirectoryBackupStorage: BackupStorage {
             }
             guard fsync(fd) == 0 else { throw failure(errno, writing: name) }
         }
-        guard rename(temporary, objectPath(name)) == 0 else { throw failure(errno, writing: name) }
+        try placeWithoutReplacing(temporary, as: name)
         written = true
         let directory = open(path, O_RDONLY | O_CLOEXEC)
         guard directory >= 0 else { throw failure(errno, writing: name) }
         defer { close(directory) }
         guard fsync(directory) == 0 else { throw failure(errno, writing: name) }
+    }
+
+    public func claimWriting() throws -> BackupWriterClaim {
+        let fd = open(objectPath(".dbcrypt-writer"), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw BackupError.storageFailed(location: path, reason: String(cString: strerror(errno))) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(fd)
+            if code == EAGAIN { throw BackupError.destinationInUse(location: path) }
+            throw BackupError.storageFailed(location: path, reason: String(cString: strerror(code)))
+        }
+        return BackupWriterClaim { close(fd) }
+    }
+
+    /// Puts the written `temporary` in place as `name`: a hard link, which
+    /// fails on an existing name, then the temporary's removal. Where the
+    /// file system has no hard links (FAT, some shares), a rename after
+    /// checking that the name is free: the writer's claim keeps other
+    /// writers of DBCrypt out meanwhile.
+    private func placeWithoutReplacing(_ temporary: String, as name: String) throws {
+        let target = objectPath(name)
+        if link(temporary, target) == 0 {
+            unlink(temporary)
+            return
+        }
+        let code = errno
+        if code == EEXIST { throw BackupError.objectExists(location: target) }
+        guard code == EPERM || code == EOPNOTSUPP || code == EMLINK else { throw failure(code, writing: name) }
+        var status = stat()
+        guard lstat(target, &status) != 0, errno == ENOENT else { throw BackupError.objectExists(location: target) }
+        guard rename(temporary, target) == 0 else { throw failure(errno, writing: name) }
     }
 
     public func get(_ name: String) throws -> Data {

@@ -21,6 +21,10 @@ extension ContinuousBackup {
         /// For ``RestoreTarget/latest``: what kept a later commit from being
         /// restored (a record missing or damaged, named), or nil.
         public let problem: String?
+        /// The records of another backup found at the destination and
+        /// skipped (copied in: another database's under the same key, or a
+        /// second backup of this one), named; nil when there were none.
+        public let skipped: String?
     }
 
     /// Rebuilds the database as of `target` from the backup in `storage`, at
@@ -36,13 +40,24 @@ extension ContinuousBackup {
     /// from the snapshot before it: ``RestoreTarget/latest`` then restores the
     /// last commit before it and names it in ``RestoredCommit/problem``.
     ///
-    /// Not detected: a destination rolled back whole to an older state of the
-    /// backup (its last records removed, every earlier one intact) looks like
-    /// a backup that was stopped then.
+    /// Records of another backup (another database under the same key, or a
+    /// second backup of this one) copied into the destination are skipped and
+    /// named in ``RestoredCommit/skipped``: the backup is the one its oldest
+    /// record belongs to.
+    ///
+    /// Not detected without `receipt`: a destination rolled back whole to an
+    /// older state of the backup (its last records removed, every earlier one
+    /// intact) looks like a backup that was stopped then; and a destination
+    /// replaced whole by another backup made with the same key is that
+    /// backup. A receipt (``ShippedCommit/receipt``, kept by the app apart
+    /// from the destination) detects both, back to its commit.
     ///
     /// - parameter key: the database's key; a passphrase is derived with the
     ///   snapshot's salt and `cipher` (then the other standard format).
-    /// - throws: ``BackupError/noBackup(location:)``, ``BackupError/wrongKey(location:)``,
+    /// - parameter receipt: the receipt of a commit shipped, when the app kept one.
+    /// - throws: ``BackupError/notAsExpected(location:reason:)`` when the
+    ///   backup is not the one `receipt` came from, or ends before its record;
+    ///   ``BackupError/noBackup(location:)``, ``BackupError/wrongKey(location:)``,
     ///   ``BackupError/noSuchCommit(requested:available:)``, ``BackupError/damaged(location:reason:)``
     ///   (no commit before the damage either), ``BackupError/storageFailed(location:reason:)``,
     ///   ``BackupError/objectNotFound(location:)`` when records vanish under five listings in a row;
@@ -51,13 +66,14 @@ extension ContinuousBackup {
     ///   ``DatabaseError/cancelled``.
     @discardableResult
     public static func restore(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
-                               target: RestoreTarget = .latest, options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
+                               target: RestoreTarget = .latest, expecting receipt: BackupReceipt? = nil,
+                               options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
         // A record pruned between the listing and its reading (a backup
         // running beside) is no failure: list again, and restore from what is there.
         var attempt = 1
         while true {
             do {
-                return try restoreOnce(from: storage, to: path, key: key, cipher: cipher, target: target, options: options)
+                return try restoreOnce(from: storage, to: path, key: key, cipher: cipher, target: target, receipt: receipt, options: options)
             } catch BackupError.objectNotFound(_) where attempt < 5 {
                 attempt += 1
             }
@@ -65,7 +81,7 @@ extension ContinuousBackup {
     }
 
     private static func restoreOnce(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings,
-                                    target: RestoreTarget, options: ExportOptions) throws -> RestoredCommit {
+                                    target: RestoreTarget, receipt: BackupReceipt?, options: ExportOptions) throws -> RestoredCommit {
         if let directory = storage as? DirectoryBackupStorage, directory.contains(path) {
             throw DatabaseError.cannotOpen(path: path, reason: "it is inside the backup being read, \(directory.path), whose records it could replace: write the database elsewhere")
         }
@@ -73,6 +89,7 @@ extension ContinuousBackup {
         guard !catalog.snapshots.isEmpty else { throw BackupError.noBackup(location: storage.location) }
         let (authenticator, settings) = try authenticate(storage, catalog: catalog, key: key, cipher: cipher)
         let history = try BackupHistory(storage, catalog: catalog, authenticator: authenticator)
+        if let receipt { try history.require(receipt, location: storage.location) }
         let plan = try history.plan(target, location: storage.location)
 
         let pageSize = Int(plan.snapshot.first!.pageSize)
@@ -102,17 +119,19 @@ extension ContinuousBackup {
             defer { for suffix in ["-wal", "-shm"] { unlink(newFile + suffix) } }
             try checkRestored(newFile, key: key, settings: settings, source: storage.location)
         })
-        return RestoredCommit(commit: plan.commit, time: plan.time, problem: plan.problem)
+        return RestoredCommit(commit: plan.commit, time: plan.time, problem: plan.problem, skipped: plan.skipped)
     }
 
     /// The authenticator of the backup: `key` with a snapshot's salt (the
-    /// newest snapshot whose first part authenticates, of the last eight),
-    /// under `cipher`, else the other standard format; and the settings that worked.
+    /// oldest snapshot whose first part authenticates, of the first eight:
+    /// the backup is its oldest records', and records copied in later under
+    /// another salt do not authenticate), under `cipher`, else the other
+    /// standard format; and the settings that worked.
     private static func authenticate(_ storage: any BackupStorage, catalog: BackupCatalog, key: DatabaseKey,
                                      cipher: CipherSettings) throws -> (BackupAuthenticator, CipherSettings) {
         var candidates = [cipher]
         if cipher == .sqlcipher4 || cipher == .sqlcipher3 { candidates.append(CipherSettings(cipher.format.other)) }
-        let names = catalog.snapshots.reversed().prefix(8).compactMap { snapshot in
+        let names = catalog.snapshots.prefix(8).compactMap { snapshot in
             catalog.entries.first(where: { $0.number == snapshot.firstNumber })?.name
         }
         let found = try storage.firstOpened(names) { object, name -> (BackupAuthenticator, CipherSettings)? in

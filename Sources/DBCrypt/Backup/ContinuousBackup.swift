@@ -83,6 +83,9 @@ public final class ContinuousBackup: @unchecked Sendable {
         public let commit: UInt64
         /// When its record was written.
         public let time: Date
+        /// What to keep apart from the destination, for a restore to check
+        /// that the destination was not rolled back to before this commit.
+        public let receipt: BackupReceipt
     }
 
     /// The database's path.
@@ -99,6 +102,12 @@ public final class ContinuousBackup: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
     private let stopped = Mutex(false)
+    /// What ended the backup by itself (its database replaced), for ``stop()`` to throw.
+    private let ending = Mutex<BackupError?>(nil)
+    /// The backup is the destination's one writer while it runs.
+    private let claim: BackupWriterClaim
+    /// The file the backup began with: its device and inode.
+    private let file: (device: UInt64, inode: UInt64)
 
     // Used on `queue` only.
     private var held: Database
@@ -119,6 +128,8 @@ public final class ContinuousBackup: @unchecked Sendable {
         var seed: (UInt32, UInt32) = (0, 0)
         /// Whether the backup holds a complete snapshot it can continue from.
         var needsSnapshot = true
+        /// The backup's identity: new, or the one of the backup continued.
+        var backup: BackupIdentity?
     }
 
     /// Starts backing up the encrypted database at `path` to `storage`:
@@ -129,7 +140,8 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// - parameter key: the database's key (a passphrase is derived once).
     /// - parameter cipher: its settings, when not a standard format.
     /// - throws: ``DatabaseError/misuse(reason:)`` for a plaintext database
-    ///   or one not in WAL mode; ``BackupError/wrongKey(location:)`` when the
+    ///   or one not in WAL mode; ``BackupError/destinationInUse(location:)``
+    ///   when another backup writes there; ``BackupError/wrongKey(location:)`` when the
     ///   destination holds another database's backup; the errors of
     ///   ``Database/init(path:key:options:)`` and of the first round.
     public convenience init(path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4, storage: any BackupStorage,
@@ -155,6 +167,9 @@ public final class ContinuousBackup: @unchecked Sendable {
         guard let salt = cipher.fileSalt(path, key: key) else {
             throw DatabaseError.damaged(path: path, reason: "its salt cannot be read")
         }
+        guard let file = Self.fileIdentity(path) else { throw DatabaseError.fileNotFound(path: path) }
+        self.file = file
+        claim = try storage.claimWriting()
         self.path = path
         self.storage = storage
         self.options = options
@@ -173,7 +188,12 @@ public final class ContinuousBackup: @unchecked Sendable {
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            do { try self.round() } catch { self.report(error) }
+            do {
+                try self.round()
+            } catch {
+                if self.ending.withLock({ $0 }) != nil { self.timer?.cancel() }
+                self.report(error)
+            }
         }
         timer.resume()
         self.timer = timer
@@ -181,6 +201,7 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     deinit {
         timer?.cancel()
+        claim.release()
     }
 
     /// The last commit shipped (when a backup was continued, the last one
@@ -189,10 +210,12 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     /// Ships what is committed now and waits for it.
     ///
-    /// - throws: ``BackupError``, or ``DatabaseError/connectionClosed`` after ``stop()``.
+    /// - throws: ``BackupError`` (``BackupError/databaseReplaced(path:)``
+    ///   once the backup ended by itself), or ``DatabaseError/connectionClosed`` after ``stop()``.
     @discardableResult
     public func shipNow() throws -> ShippedCommit? {
         try queue.sync {
+            if let ending = ending.withLock({ $0 }) { throw ending }
             guard !stopped.withLock({ $0 }) else { throw DatabaseError.connectionClosed }
             try round()
             return lastShipped
@@ -204,7 +227,9 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// twice does nothing.
     ///
     /// - throws: ``BackupError`` when the last round fails: its frames are
-    ///   then not in the backup (the database still has them).
+    ///   then not in the backup (the database still has them);
+    ///   ``BackupError/databaseReplaced(path:)`` when the backup had ended by
+    ///   itself because its database's path named another file.
     public func stop() throws {
         defer { callbacks.sync {} }
         try stopShipping()
@@ -215,14 +240,20 @@ public final class ContinuousBackup: @unchecked Sendable {
     func stopShipping() throws {
         timer?.cancel()
         try queue.sync {
+            if let ending = ending.withLock({ $0 }) { throw ending }
             guard !stopped.withLock({ $0 }) else { return }
-            defer {
-                stopped.withLock { $0 = true }
-                held.closeWithoutCheckpoint()
-                next.closeWithoutCheckpoint()
-            }
+            defer { end() }
             try round()
         }
+    }
+
+    /// Stops shipping for good: closes both connections and gives up the destination. On `queue`.
+    private func end() {
+        guard !stopped.withLock({ $0 }) else { return }
+        stopped.withLock { $0 = true }
+        held.closeWithoutCheckpoint()
+        next.closeWithoutCheckpoint()
+        claim.release()
     }
 
     // MARK: - Restarting the log
@@ -302,6 +333,14 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// unshipped frames stays.
     private func round() throws {
         guard !stopped.withLock({ $0 }) else { return }
+        // A database renamed over, or removed and made again: its commits are not this file's.
+        guard let current = Self.fileIdentity(path), current == file else {
+            // Nothing more of the file begun with can be shipped, and the new one is not this backup's.
+            let error = BackupError.databaseReplaced(path: path)
+            ending.withLock { $0 = error }
+            end()
+            throw error
+        }
         roundState.withLock { $0.running = true }
         var succeeded = false
         defer { roundState.withLock { $0 = (running: false, failed: !succeeded) } }
@@ -350,7 +389,8 @@ public final class ContinuousBackup: @unchecked Sendable {
     private func ship(_ frames: CommittedFrames) throws {
         let generation = frames.generation
         var record = BackupRecord(number: state.nextNumber, kind: .frames, pageSize: UInt32(pageSize), time: Self.now(),
-                                  commit: state.nextCommit, databasePages: frames.commits.last!.databasePages, previousMAC: state.previousMAC)
+                                  commit: state.nextCommit, databasePages: frames.commits.last!.databasePages, previousMAC: state.previousMAC,
+                                  backup: try identity())
         record.bigEndianChecksums = generation.bigEndianChecksums
         record.commitCount = UInt32(frames.commits.count)
         record.checkpointSequence = generation.checkpointSequence
@@ -362,7 +402,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         state.nextFrame += frames.frameCount
         state.seed = frames.end
         state.nextCommit += UInt64(frames.commits.count)
-        shippedCommit.withLock { $0 = ShippedCommit(commit: record.lastCommit, time: Date(timeIntervalSince1970: Double(record.time) / 1000)) }
+        shippedCommit.withLock { $0 = ShippedCommit(record, commit: record.lastCommit) }
         report(lastShipped!)
     }
 
@@ -384,12 +424,13 @@ public final class ContinuousBackup: @unchecked Sendable {
         var partIndex: UInt32 = 0
         var firstPage: UInt32 = 1
         let time = Self.now()
+        var lastPart: BackupRecord?
         repeat {
             let last = min(pages, firstPage + UInt32(partPages) - 1)
             var payload = Data(count: Int(last >= firstPage ? last - firstPage + 1 : 0) * pageSize)
             try payload.withUnsafeMutableBytes { try image.read(firstPage, through: last, into: $0) }
             var record = BackupRecord(number: state.nextNumber, kind: .snapshot, pageSize: UInt32(pageSize), time: time, commit: commit,
-                                      databasePages: pages, previousMAC: state.previousMAC)
+                                      databasePages: pages, previousMAC: state.previousMAC, backup: try identity())
             record.partIndex = partIndex
             record.isLastPart = last >= pages
             record.startsOver = startsOver
@@ -401,6 +442,7 @@ public final class ContinuousBackup: @unchecked Sendable {
             record.firstFrame = UInt32(position.frame)
             record.seed = position.seed
             try put(&record, payload: payload)
+            lastPart = record
             partIndex += 1
             firstPage = last + 1
         } while firstPage <= pages
@@ -408,7 +450,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         if startsOver { state.nextCommit += 1 }
         state.needsSnapshot = false
         lastSnapshot = Date()
-        shippedCommit.withLock { $0 = ShippedCommit(commit: commit, time: Date(timeIntervalSince1970: Double(time) / 1000)) }
+        shippedCommit.withLock { $0 = ShippedCommit(lastPart!, commit: commit) }
         report(lastShipped!)
     }
 
@@ -433,7 +475,9 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// database's log; otherwise a new snapshot comes first.
     ///
     /// - throws: ``BackupError/wrongKey(location:)`` when none of the last
-    ///   16 records authenticates: another database's backup is there; the
+    ///   16 records authenticates: another database's backup is there;
+    ///   ``BackupError/damaged(location:reason:)`` when its newest records
+    ///   are another backup's than its oldest (copied in); the
     ///   storage's error when none of them can be read at all.
     private func resume() throws {
         let catalog = try BackupCatalog(storage)
@@ -448,8 +492,16 @@ public final class ContinuousBackup: @unchecked Sendable {
             try? BackupRecord.open(object, named: name, with: authenticator)
         }
         guard let (last, payload) = found else { throw BackupError.wrongKey(location: storage.location) }
+        // The destination is the backup of its oldest record; one it did not write is never continued.
+        let oldest = try storage.firstOpened(catalog.entries.prefix(16).map(\.name)) { object, name in
+            try? BackupRecord.open(object, named: name, with: authenticator)
+        }
+        if let (owner, _) = oldest, owner.backup != last.backup {
+            throw BackupError.damaged(location: storage.location, reason: "its newest records belong to another backup than its oldest (copied in from elsewhere): start a new destination")
+        }
+        state.backup = last.backup
         state.nextCommit = last.lastCommit + 1
-        shippedCommit.withLock { $0 = ShippedCommit(commit: last.lastCommit, time: Date(timeIntervalSince1970: Double(last.time) / 1000)) }
+        shippedCommit.withLock { $0 = ShippedCommit(last, commit: last.lastCommit) }
         lastSnapshot = catalog.snapshots.last(where: \.isComplete).map { Date(timeIntervalSince1970: Double($0.time) / 1000) }
         guard last.number == lastEntry.number else { return }
         state.previousMAC = last.mac
@@ -512,6 +564,21 @@ public final class ContinuousBackup: @unchecked Sendable {
         if db.isInsideTransaction { try? db.connection.run("COMMIT") }
     }
 
+    /// The device and inode of the file at `path`, nil when there is none.
+    private static func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
+    /// The identity of the records written: the backup continued's, or a new one.
+    private func identity() throws -> BackupIdentity {
+        if let backup = state.backup { return backup }
+        let backup = try BackupIdentity.random()
+        state.backup = backup
+        return backup
+    }
+
     private static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 
     /// Calls `options.shipped` on the callbacks' queue.
@@ -528,5 +595,12 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     private func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+extension ContinuousBackup.ShippedCommit {
+    /// `commit`, held by `record`.
+    init(_ record: BackupRecord, commit: UInt64) {
+        self.init(commit: commit, time: Date(timeIntervalSince1970: Double(record.time) / 1000), receipt: BackupReceipt(commit: commit, of: record))
     }
 }

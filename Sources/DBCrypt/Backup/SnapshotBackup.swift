@@ -77,6 +77,7 @@ struct SnapshotBackup {
         sourceOptions.journalMode = .default
         sourceOptions.tryOtherFormat = false
         sourceOptions.trace = nil
+        sourceOptions.pollsWhileBusy = true
         var export = Export(
             sourcePath: path, sourceKey: openingKey, sourceCipher: openingCipher ?? .sqlcipher4,
             destinationPath: destination, destinationKey: destinationKey,
@@ -133,6 +134,8 @@ struct SnapshotBackup {
         options.create = false
         options.journalMode = .default
         options.trace = nil
+        // In rollback-journal mode, the read must land between two commits of a writer that never pauses.
+        options.pollsWhileBusy = true
         return options
     }
 

@@ -36,6 +36,11 @@ final class Connection {
     private var internalStatements: [String: OpaquePointer] = [:]
     /// The busy timeout the opener set, in milliseconds (see LockUpgrade.swift).
     var busyTimeoutMilliseconds: Int32 = 0
+    /// Whether the database had a `-wal` when this connection opened it
+    /// (opening a closed WAL database makes one: see Database.close()).
+    var logExistedAtOpen = true
+    /// The state of the polling busy handler, when the opener chose it (BusyPolling.swift).
+    var busyPolling: BusyPolling?
 
     init(handle: OpaquePointer) {
         self.handle = handle

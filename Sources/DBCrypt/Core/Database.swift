@@ -284,6 +284,8 @@ public final class Database {
         // SQLite creates, right after.
         var fileID = ignoringLog ? nil : FileIdentity(path)
         if let fileID { OpenFiles.all.add(fileID) }
+        // Opening a closed WAL database makes its log (see close()).
+        let logExisted = ignoringLog || access(path + "-wal", F_OK) == 0
         let code = sqlite3_open_v2(name, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
             let error = Self.openError(path: path, code: code, handle: handle)
@@ -297,6 +299,7 @@ public final class Database {
         }
         let connection = Connection(handle: handle)
         connection.openFile = fileID
+        connection.logExistedAtOpen = logExisted
         if options.exclusiveToThisProcess && !ignoringLog && sqlite3_db_readonly(handle, "main") == 1 {
             // SQLite fell back to read-only (a read-only file or file system):
             // such a connection cannot hold the process's lock.
@@ -307,6 +310,7 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         connection.busyTimeoutMilliseconds = Self.milliseconds(options.busyTimeout)
         sqlite3_busy_timeout(handle, connection.busyTimeoutMilliseconds)
+        if options.pollsWhileBusy { connection.pollWhileBusy(handle) }
         if let trace = options.trace { connection.installTrace(trace) }
         do {
             if let key { try connection.applyKey(key, settings: settings, library: library) }
@@ -356,20 +360,54 @@ public final class Database {
     /// closing twice does nothing.
     public func close() {
         statementCache.removeAll()
+        let removesLog = openingOptions.readOnly && madeEmptyLog
         connection.close()
+        if removesLog { removeLogMadeByReading() }
+    }
+
+    /// Whether the database had no log when this connection opened it, and
+    /// its log is still empty: the connection's opening made it.
+    private var madeEmptyLog: Bool {
+        var log = stat()
+        return !connection.logExistedAtOpen && !connection.isClosed && stat(path + "-wal", &log) == 0 && log.st_size == 0
+    }
+
+    /// Opening a closed WAL database makes an empty log and its index beside
+    /// it. A connection that may write removes them when it closes last
+    /// (after a checkpoint, here of nothing); a read-only one cannot. For
+    /// it, one that may write is opened and closed here, when this process
+    /// may write the file and its folder: SQLite removes both when no other
+    /// connection has the database open, and leaves them otherwise.
+    private func removeLogMadeByReading() {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard access(path, W_OK) == 0, access(folder.isEmpty ? "." : folder, W_OK) == 0 else { return }
+        var options = openingOptions
+        options.readOnly = false
+        options.create = false
+        options.queryOnly = true
+        options.journalMode = .default
+        options.tryOtherFormat = false
+        options.trace = nil
+        if let cipher { options.cipher = cipher }
+        try? Database(path: path, key: keyForOtherConnections, options: options).close()
     }
 
     /// Closes the connection without the checkpoint SQLite runs when the last
     /// connection to a database in WAL mode closes: the file, its `-wal` and
     /// its `-shm` stay as they are, and the log's commits stay in the log,
     /// where the next connection reads them. Use it after a failure, or when
-    /// the database must not change because it was only read. Statements
+    /// the database must not change because it was only read. A log that
+    /// this connection's opening made (the database was closed) and that is
+    /// still empty goes as ``close()`` removes it. Statements
     /// still held by a cursor delay the real close past this call, and with
     /// it the protection: finish them first. A connection in exclusive
     /// locking mode (`PRAGMA locking_mode = EXCLUSIVE`) checkpoints anyway:
     /// it holds the lock that would keep it from doing so. Later calls throw
     /// ``DatabaseError/connectionClosed``.
     public func closeWithoutCheckpoint() {
+        // A log this connection's opening made, still empty, holds nothing a
+        // checkpoint could copy: the close that removes it changes nothing.
+        if madeEmptyLog { return close() }
         statementCache.removeAll()
         connection.closeWithoutCheckpoint()
     }

@@ -15,6 +15,10 @@ extension Database {
         /// How long, in seconds, to retry when another connection holds a lock
         /// before failing with `SQLITE_BUSY`. Default: 5.
         public var busyTimeout: Double = 5
+        /// Wait for a lock by trying every millisecond, not with SQLite's
+        /// growing sleeps (BusyPolling.swift): for a connection that must get
+        /// a shared lock beside a writer that never pauses.
+        var pollsWhileBusy = false
         /// The journal mode. Default: SQLite's (a rollback journal); WAL is opt-in.
         public var journalMode: JournalMode = .default
         /// Cipher settings, applied right after the key. Default: SQLCipher 4's.

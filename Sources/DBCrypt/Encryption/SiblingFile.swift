@@ -40,7 +40,9 @@ struct SiblingFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
-            if code == EACCES || code == EPERM || code == EROFS { throw DatabaseError.permissionDenied(path: directory) }
+            if code == EACCES || code == EPERM { throw DatabaseError.permissionDenied(path: directory) }
+            // Not the owner or the mode: no permission would help.
+            if code == EROFS { throw DatabaseError.cannotOpen(path: directory, reason: "it is on a read-only file system: write elsewhere, or mount it writable") }
             throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
         }
         defer { close(fd) }
