@@ -15,7 +15,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
         // The system's SQLCipher: Debian's libsqlcipher-dev (3.4.1 on Debian 12, 4.6.1 on 13) or Homebrew's sqlcipher (4.x).
@@ -45,8 +44,6 @@ let package = Package(
                 "DBCryptCore",
                 "CPrimitives",
                 "CArgon2",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // The Secret Service's client library: Debian's libsecret-1-dev or Homebrew's libsecret.
@@ -79,8 +76,7 @@ let package = Package(
         .testTarget(name: "DBCryptTests", dependencies: ["DBCrypt", "SQLCipherFormat", "CPrimitives", "DBCryptTestHelper", "TestFixtures"]),
         .testTarget(
             name: "DBCryptSealTests",
-            dependencies: ["DBCryptSeal", "CPrimitives", "DBCryptTestHelper", "TestFixtures", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "CryptoExtras", package: "swift-crypto")]
+            dependencies: ["DBCryptSeal", "CPrimitives", "DBCryptTestHelper", "TestFixtures"]
         ),
         .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestFixtures"]),
         .testTarget(name: "DBCryptKeyStoreTests", dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "DBCryptTestHelper", "TestFixtures"]),

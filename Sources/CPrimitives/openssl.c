@@ -94,6 +94,13 @@ int dbcrypt_pbkdf2(int hash, const void *password, size_t passwordCount,
                              salt ? salt : &none, (int)saltCount, (int)iterations, md, (int)outCount, out) == 1;
 }
 
+int dbcrypt_scrypt(const void *password, size_t passwordCount, const uint8_t *salt, size_t saltCount,
+                   uint64_t n, uint64_t r, uint64_t p, uint64_t maxMemory, uint8_t *out, size_t outCount) {
+    static const uint8_t none = 0;
+    return EVP_PBE_scrypt(password ? password : (const void *)&none, passwordCount, salt ? salt : &none, saltCount,
+                          n, r, p, maxMemory, out, outCount) == 1;
+}
+
 // MARK: - HMAC
 
 struct dbcrypt_hmac_key {

@@ -1,7 +1,5 @@
 import CArgon2
 import CPrimitives
-import Crypto
-import CryptoExtras
 import DBCrypt
 import DBCryptCore
 import Foundation
@@ -69,13 +67,13 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
     /// - throws: ``SealError/invalidKeyDerivation(reason:)`` for parameters
     ///   ``validate()`` refuses, a salt shorter than 8 bytes, or a failure of
     ///   the function itself (out of memory).
-    public func deriveKey(from passphrase: String, salt: some DataProtocol, byteCount: Int = 32) throws -> SymmetricKey {
+    public func deriveKey(from passphrase: String, salt: some DataProtocol, byteCount: Int = 32) throws -> DerivedKey {
         let secret = SecretBytes(passphrase.utf8)
         return try secret.withUnsafeBytes { try deriveKey(fromBytes: $0, salt: salt, byteCount: byteCount) }
     }
 
     /// As ``deriveKey(from:salt:byteCount:)`` with the passphrase's bytes.
-    public func deriveKey(fromBytes passphrase: UnsafeRawBufferPointer, salt: some DataProtocol, byteCount: Int = 32) throws -> SymmetricKey {
+    public func deriveKey(fromBytes passphrase: UnsafeRawBufferPointer, salt: some DataProtocol, byteCount: Int = 32) throws -> DerivedKey {
         guard salt.count >= 8 else { throw SealError.invalidKeyDerivation(reason: "a salt of at least 8 bytes, not \(salt.count)") }
         guard (16...64).contains(byteCount) else { throw SealError.invalidKeyDerivation(reason: "16 to 64 bytes of key, not \(byteCount)") }
         return try derive(passphrase, salt: salt, byteCount: byteCount)
@@ -83,7 +81,7 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
 
     /// The derivation, with any salt and length (the RFCs' test vectors use
     /// shorter salts than a store would).
-    func derive(_ passphrase: UnsafeRawBufferPointer, salt: some DataProtocol, byteCount: Int) throws -> SymmetricKey {
+    func derive(_ passphrase: UnsafeRawBufferPointer, salt: some DataProtocol, byteCount: Int) throws -> DerivedKey {
         try validate()
         switch self {
         case .argon2id(let memory, let iterations, let parallelism):
@@ -91,13 +89,15 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
                 password: passphrase, salt: Array(salt), secret: [], associatedData: [],
                 memoryKiB: memory, iterations: iterations, parallelism: parallelism, byteCount: byteCount)
         case .scrypt(let n, let r, let p):
-            do {
-                return try KDF.Scrypt.deriveKey(
-                    from: passphrase, salt: salt, outputByteCount: byteCount, rounds: n, blockSize: r, parallelism: p,
-                    maxMemory: 128 * r * (n + p + 2) + (1 << 20))
-            } catch {
-                throw SealError.invalidKeyDerivation(reason: "\(self) failed: \(error)")
+            let salt = Array(salt)
+            var succeeded = false
+            let output = SecretBytes(count: byteCount) { out in
+                succeeded = dbcrypt_scrypt(passphrase.baseAddress, passphrase.count, salt, salt.count, UInt64(n), UInt64(r), UInt64(p),
+                                           UInt64(128 * r * (n + p + 2) + (1 << 20)), out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                           byteCount) == 1
             }
+            guard succeeded else { throw SealError.invalidKeyDerivation(reason: "\(self) failed") }
+            return DerivedKey(output)
         case .pbkdf2SHA256(let iterations):
             // CPrimitives' PBKDF2: the one SQLCipher's keys and the page reader use.
             var output = [UInt8](repeating: 0, count: byteCount)
@@ -108,7 +108,7 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
                                  &output, byteCount) == 1 else {
                 throw SealError.invalidKeyDerivation(reason: "\(self) failed")
             }
-            return SymmetricKey(data: output)
+            return DerivedKey(SecretBytes(output))
         }
     }
 
@@ -117,7 +117,7 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
     static func argon2id(
         password: UnsafeRawBufferPointer, salt: [UInt8], secret: [UInt8], associatedData: [UInt8],
         memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32, byteCount: Int
-    ) throws -> SymmetricKey {
+    ) throws -> DerivedKey {
         var output = [UInt8](repeating: 0, count: byteCount)
         defer { output.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
         var salt = salt, secret = secret, associatedData = associatedData
@@ -145,6 +145,6 @@ public enum KeyDerivation: Sendable, Equatable, Codable, CustomStringConvertible
         guard status == ARGON2_OK.rawValue else {
             throw SealError.invalidKeyDerivation(reason: "Argon2id failed: \(String(cString: argon2_error_message(status)))")
         }
-        return SymmetricKey(data: output)
+        return DerivedKey(SecretBytes(output))
     }
 }

@@ -1,4 +1,4 @@
-import Crypto
+import CPrimitives
 import DBCrypt
 import DBCryptCore
 import Foundation
@@ -6,8 +6,8 @@ import Foundation
 /// A 32-byte AES-256 key that seals and opens values, with the id that
 /// sealed values carry to say which key sealed them.
 ///
-/// Its bytes live in swift-crypto's `SymmetricKey`, which zeroes them when
-/// the last copy is released, and in an OpenSSL AES-GCM context scheduled
+/// Its bytes live in memory that is wiped when the last copy is released,
+/// and in an OpenSSL AES-GCM context scheduled
 /// once (OpenSSL wipes it when it is freed); its description prints only
 /// the id.
 ///
@@ -17,7 +17,7 @@ import Foundation
 /// let token = try key.openString(sealed, context: "account 42: token")
 /// ```
 public struct SealingKey: Sendable, CustomStringConvertible {
-    let symmetricKey: SymmetricKey
+    let secret: SecretBytes
     /// The same key, scheduled once for sealing and opening.
     let cipher: AESGCMKey
 
@@ -32,18 +32,24 @@ public struct SealingKey: Sendable, CustomStringConvertible {
     public init(bytes: some ContiguousBytes, id: UInt32? = nil) throws {
         let count = bytes.withUnsafeBytes { $0.count }
         guard count == 32 else { throw SealError.invalidKey(reason: "an AES-256 key is 32 bytes, not \(count)") }
-        self.init(SymmetricKey(data: bytes), id: id)
+        self.init(bytes.withUnsafeBytes { SecretBytes($0) }, id: id)
     }
 
-    init(_ key: SymmetricKey, id: UInt32?) {
-        symmetricKey = key
+    init(_ key: SecretBytes, id: UInt32?) {
+        secret = key
         cipher = key.withUnsafeBytes { AESGCMKey($0) }
         self.id = id ?? Self.fingerprint(of: key)
     }
 
-    /// A new key from the system's secure random generator.
+    /// A new key from the system's secure random generator (a failing
+    /// generator, which leaves no key to make, stops the process).
     public static func random(id: UInt32? = nil) -> SealingKey {
-        SealingKey(SymmetricKey(size: .bits256), id: id)
+        let key = SecretBytes(count: 32) { bytes in
+            guard dbcrypt_random_bytes(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), 32) == 1 else {
+                fatalError("the system's random generator failed")
+            }
+        }
+        return SealingKey(key, id: id)
     }
 
     /// A key written as 64 hexadecimal digits (either case).
@@ -122,9 +128,9 @@ public struct SealingKey: Sendable, CustomStringConvertible {
         return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
-    private static func fingerprint(of key: SymmetricKey) -> UInt32 {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("DBCryptSeal key id".utf8), using: key)
-        return mac.withUnsafeBytes { bytes in bytes.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } }
+    private static func fingerprint(of key: SecretBytes) -> UInt32 {
+        let mac = key.withUnsafeBytes { key in Array("DBCryptSeal key id".utf8).withUnsafeBytes { HMACKey(key).mac($0) } } ?? []
+        return mac.prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 }
 
@@ -144,6 +150,6 @@ extension SealingKey {
         guard key.kind != .passphrase else {
             throw SealError.invalidKey(reason: "a sealing key is a raw key, not a passphrase: derive one with KeyDerivation")
         }
-        self.init(key.secret.withUnsafeBytes { SymmetricKey(data: $0) }, id: id)
+        self.init(key.secret.withUnsafeBytes { SecretBytes($0) }, id: id)
     }
 }

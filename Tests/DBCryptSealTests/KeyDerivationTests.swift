@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import TestFixtures
 import XCTest
@@ -8,7 +7,7 @@ import XCTest
 /// same derivations by implementations we did not write (argon2-cffi and
 /// Python's hashlib).
 final class KeyDerivationTests: XCTestCase {
-    private func hex(_ key: SymmetricKey) -> String {
+    private func hex(_ key: DerivedKey) -> String {
         key.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
     }
 

@@ -56,7 +56,7 @@ final class SealedValueTests: XCTestCase {
             XCTAssertEqual($0 as? SealError, .wrongKey(sealedWith: key.id, given: [other.id]))
         }
         // Another key that claims the same id: the tag tells.
-        let impostor = SealingKey(SealingKey.random().symmetricKey, id: key.id)
+        let impostor = SealingKey(SealingKey.random().secret, id: key.id)
         XCTAssertThrowsError(try impostor.open(sealed, context: "store a, entry token")) {
             XCTAssertEqual($0 as? SealError, .authenticationFailed)
         }
@@ -122,7 +122,7 @@ final class SealedValueTests: XCTestCase {
             guard case .wrongKey(_, let given) = $0 as? SealError else { return XCTFail("\($0)") }
             XCTAssertEqual(Set(given), [old.id, new.id])
         }
-        XCTAssertThrowsError(try SealingKeyring(current: new, others: [SealingKey(new.symmetricKey, id: new.id)]))
+        XCTAssertThrowsError(try SealingKeyring(current: new, others: [SealingKey(new.secret, id: new.id)]))
     }
 
     func testKeysFromBytesAndTextAndWhatTheyRefuse() throws {

@@ -55,6 +55,12 @@ int dbcrypt_pbkdf2(int hash, const void *password, size_t passwordCount,
                    const uint8_t *salt, size_t saltCount, uint32_t iterations,
                    uint8_t *out, size_t outCount);
 
+/// scrypt (RFC 7914) with cost `n` (a power of two), block size `r` and
+/// parallelism `p`, using at most `maxMemory` bytes, writing `outCount`
+/// bytes to `out`. Returns 1, or 0 for parameters OpenSSL refuses or no memory.
+int dbcrypt_scrypt(const void *password, size_t passwordCount, const uint8_t *salt, size_t saltCount,
+                   uint64_t n, uint64_t r, uint64_t p, uint64_t maxMemory, uint8_t *out, size_t outCount);
+
 /// How many key derivations (PBKDF2 of more than 2 rounds: SQLCipher's HMAC
 /// key takes 2) this process has computed here: what a test counts to prove
 /// a passphrase derived once.

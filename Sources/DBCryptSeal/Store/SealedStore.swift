@@ -1,4 +1,3 @@
-import Crypto
 import DBCrypt
 import Foundation
 import Synchronization
@@ -67,7 +66,7 @@ public final class SealedStore: Sendable {
             let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
             let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
             let kdfText = try StoreSchema.kdfText(kdf)
-            storedKeys = Mutex(StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.symmetricKey, dataKeys: try SealingKeyring(current: dataKey)))
+            storedKeys = Mutex(try StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.secret, dataKeys: try SealingKeyring(current: dataKey)))
             let made: Bool = try writer.write { db in
                 try db.execute(StoreSchema.create)
                 // Another connection (another process) made it meanwhile, with
@@ -127,7 +126,7 @@ public final class SealedStore: Sendable {
         guard let current = dataKeys.first(where: { $0.id == header.currentKey }) else {
             throw SealError.storeDamaged(reason: "store \"\(store)\" has no data key \(header.currentKey), its current one")
         }
-        return StoreKeys(storeID: header.storeID, kek: kek, nameKey: nameKey.symmetricKey,
+        return try StoreKeys(storeID: header.storeID, kek: kek, nameKey: nameKey.secret,
                          dataKeys: try SealingKeyring(current: current, others: dataKeys.filter { $0.id != current.id }))
     }
 

@@ -1,4 +1,3 @@
-import Crypto
 import DBCrypt
 import Foundation
 
@@ -28,12 +27,12 @@ extension SealedStore {
             try db.execute("UPDATE dbcrypt_sealed_store SET kdf = ?, salt = ?, name_key = ? WHERE name = ?",
                            [kdfText, salt, wrappedNameKey, self.name])
             for id in keys.dataKeys.ids {
-                let wrapped = try keys.dataKeys.key(id)!.symmetricKey.withUnsafeBytes {
+                let wrapped = try keys.dataKeys.key(id)!.secret.withUnsafeBytes {
                     try newKEK.seal($0, context: StoreKeys.dataKeyContext(storeID, id))
                 }
                 try db.execute("UPDATE dbcrypt_sealed_key SET wrapped = ? WHERE store = ? AND id = ?", [wrapped, self.name, Int64(id)])
             }
-            return keys.with(kek: newKEK)
+            return try keys.with(kek: newKEK)
         }
         replaceKeys(changed)
     }
@@ -73,7 +72,7 @@ extension SealedStore {
             try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, ?, ?)", [self.name, Int64(id), wrapped])
             try db.execute("UPDATE dbcrypt_sealed_store SET current_key = ? WHERE name = ?", [Int64(id), self.name])
             let others = keys.dataKeys.ids.compactMap { keys.dataKeys.key($0) }
-            return keys.with(dataKeys: try SealingKeyring(current: key, others: others))
+            return try keys.with(dataKeys: try SealingKeyring(current: key, others: others))
         }
         replaceKeys(rotated)
         try finishRotation(progress: progress, cancellation: cancellation)

@@ -1,4 +1,3 @@
-import Crypto
 import DBCrypt
 import DBCryptCore
 import Foundation
@@ -37,7 +36,7 @@ final class StoreKeys: Sendable {
     let storeID: Data
     let kek: SealingKey
     /// Wrapped in the store's header; the two keys below come from it.
-    let nameKey: SymmetricKey
+    let nameKey: SecretBytes
     /// Tags rows by entry name (HMAC-SHA256), so that a name can be looked
     /// up without being readable in the file.
     let lookup: LookupKey
@@ -47,21 +46,23 @@ final class StoreKeys: Sendable {
     /// What every entry's context starts with (UTF-8), computed once.
     private let entryPrefix: [UInt8]
 
-    init(storeID: Data, kek: SealingKey, nameKey: SymmetricKey, dataKeys: SealingKeyring) {
+    init(storeID: Data, kek: SealingKey, nameKey: SecretBytes, dataKeys: SealingKeyring) throws {
         self.storeID = storeID
         self.kek = kek
         self.nameKey = nameKey
         self.dataKeys = dataKeys
-        let lookupBytes = HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: lookup tags".utf8), outputByteCount: 32)
+        guard let lookupBytes = hkdfSHA256(nameKey, info: "DBCryptSeal store: lookup tags"),
+              let nameCipherBytes = hkdfSHA256(nameKey, info: "DBCryptSeal store: names, AES-CTR") else {
+            throw SealError.invalidKey(reason: "no memory for the store's keys")
+        }
         lookup = lookupBytes.withUnsafeBytes { LookupKey($0) }
-        nameCipher = HKDF<SHA256>.deriveKey(inputKeyMaterial: nameKey, info: Data("DBCryptSeal store: names, AES-CTR".utf8), outputByteCount: 32)
-            .withUnsafeBytes { NameCipher($0) }
+        nameCipher = nameCipherBytes.withUnsafeBytes { NameCipher($0) }
         entryPrefix = Array((Self.prefix(storeID) + "entry ").utf8)
     }
 
     /// The same keys with other data keys, or another KEK.
-    func with(kek: SealingKey? = nil, dataKeys: SealingKeyring? = nil) -> StoreKeys {
-        StoreKeys(storeID: storeID, kek: kek ?? self.kek, nameKey: nameKey, dataKeys: dataKeys ?? self.dataKeys)
+    func with(kek: SealingKey? = nil, dataKeys: SealingKeyring? = nil) throws -> StoreKeys {
+        try StoreKeys(storeID: storeID, kek: kek ?? self.kek, nameKey: nameKey, dataKeys: dataKeys ?? self.dataKeys)
     }
 
     /// The id every key-encryption key carries (the data keys count from 1).
@@ -103,19 +104,19 @@ final class StoreKeys: Sendable {
     static func keyEncryptionKey(_ credential: StoreCredential, kdf: KeyDerivation?, salt: Data?) throws -> SealingKey {
         switch credential {
         case .key(let key):
-            return SealingKey(key.symmetricKey, id: kekID)
+            return SealingKey(key.secret, id: kekID)
         case .passphrase(let passphrase):
             guard let kdf, let salt else {
                 throw SealError.wrongCredential(reason: "this store was made with a key, not a passphrase")
             }
-            return SealingKey(try kdf.deriveKey(from: passphrase, salt: salt), id: kekID)
+            return SealingKey(try kdf.deriveKey(from: passphrase, salt: salt).secret, id: kekID)
         }
     }
 
     /// A random 32-byte key, sealed under `kek` with `context`.
     static func newWrappedKey(kek: SealingKey, context: String, id: UInt32) throws -> (SealingKey, Data) {
         let key = SealingKey.random(id: id)
-        let wrapped = try key.symmetricKey.withUnsafeBytes { try kek.seal($0, context: context) }
+        let wrapped = try key.secret.withUnsafeBytes { try kek.seal($0, context: context) }
         return (key, wrapped)
     }
 
