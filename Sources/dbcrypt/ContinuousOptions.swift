@@ -72,21 +72,24 @@ struct ContinuousOptions: ParsableArguments {
         try backup.stop()
     }
 
-    /// Writes `receipt` to `path` whole or not at all: a file beside it,
-    /// flushed, then renamed over it. A failure is said, and the backup goes on.
+    /// Writes `receipt` to `path` whole or not at all, as the routines
+    /// replace a file (a sibling file, flushed, renamed over it, the folder
+    /// flushed). A failure is said, and the backup goes on.
     private static func keep(_ receipt: BackupReceipt, at path: String) {
-        let temporary = path + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        var written = fd >= 0
-        if fd >= 0 {
-            let line = Array((receipt.description + "\n").utf8)
-            written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == line.count && fsync(fd) == 0
-            close(fd)
+        do {
+            SiblingFile.removeAbandoned(beside: path)
+            let sibling = try SiblingFile.create(beside: path)
+            do {
+                try Data((receipt.description + "\n").utf8).write(to: URL(fileURLWithPath: sibling.path))
+                try sibling.sync()
+                try sibling.replaceDestination()
+            } catch {
+                sibling.remove()
+                throw error
+            }
+        } catch {
+            printError("The receipt of commit \(receipt.commit) could not be written to \(path): \(error)")
         }
-        if written, rename(temporary, path) == 0 { return }
-        let reason = String(cString: strerror(errno))
-        unlink(temporary)
-        printError("The receipt of commit \(receipt.commit) could not be written to \(path): \(reason).")
     }
 
     private static func report(_ commit: ContinuousBackup.ShippedCommit) {

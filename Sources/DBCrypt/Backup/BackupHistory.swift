@@ -180,11 +180,7 @@ struct BackupHistory {
     /// The records of another backup that were skipped, named; nil when there were none.
     private var skipped: String? {
         guard !foreign.isEmpty else { return nil }
-        var ranges: [(UInt64, UInt64)] = []
-        for number in foreign {
-            if let last = ranges.last, number == last.1 + 1 { ranges[ranges.count - 1].1 = number } else { ranges.append((number, number)) }
-        }
-        let names = ranges.map { $0.0 == $0.1 ? "\($0.0)" : "\($0.0) to \($0.1)" }.joined(separator: ", ")
+        let names = Self.merged(foreign.map { ($0, $0) }).map { $0.0 == $0.1 ? "\($0.0)" : "\($0.0) to \($0.1)" }.joined(separator: ", ")
         let one = foreign.count == 1
         return (one ? "record \(names) belongs" : "records \(names) belong") + " to another backup (copied in) and " + (one ? "was" : "were") + " skipped"
     }
@@ -227,14 +223,20 @@ struct BackupHistory {
     }
 
     private static func describe(_ starts: [Start]) -> String {
-        var ranges: [(UInt64, UInt64)] = []
-        for start in starts.sorted(by: { $0.firstCommit < $1.firstCommit }) {
-            if let last = ranges.last, start.firstCommit <= last.1 + 1 {
-                ranges[ranges.count - 1].1 = max(last.1, start.lastCommit)
+        merged(starts.sorted(by: { $0.firstCommit < $1.firstCommit }).map { ($0.firstCommit, $0.lastCommit) })
+            .map { $0.0 == $0.1 ? "commit \($0.0)" : "commits \($0.0) to \($0.1)" }.joined(separator: ", ")
+    }
+
+    /// `ranges`, in order of their starts, with those that overlap or touch joined.
+    private static func merged(_ ranges: [(UInt64, UInt64)]) -> [(UInt64, UInt64)] {
+        var merged: [(UInt64, UInt64)] = []
+        for range in ranges {
+            if let last = merged.last, range.0 <= last.1 + 1 {
+                merged[merged.count - 1].1 = max(last.1, range.1)
             } else {
-                ranges.append((start.firstCommit, start.lastCommit))
+                merged.append(range)
             }
         }
-        return ranges.map { $0.0 == $0.1 ? "commit \($0.0)" : "commits \($0.0) to \($0.1)" }.joined(separator: ", ")
+        return merged
     }
 }

@@ -1,4 +1,5 @@
 import CSQLCipher
+import DBCryptCore
 import Dispatch
 import Foundation
 import Synchronization
@@ -106,8 +107,8 @@ public final class ContinuousBackup: @unchecked Sendable {
     private let ending = Mutex<BackupError?>(nil)
     /// The backup is the destination's one writer while it runs.
     private let claim: BackupWriterClaim
-    /// The file the backup began with: its device and inode.
-    private let file: (device: UInt64, inode: UInt64)
+    /// The file the backup began with.
+    private let file: FileIdentity
 
     // Used on `queue` only.
     private var held: Database
@@ -167,7 +168,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         guard let salt = cipher.fileSalt(path, key: key) else {
             throw DatabaseError.damaged(path: path, reason: "its salt cannot be read")
         }
-        guard let file = Self.fileIdentity(path) else { throw DatabaseError.fileNotFound(path: path) }
+        guard let file = FileIdentity(path) else { throw DatabaseError.fileNotFound(path: path) }
         self.file = file
         claim = try storage.claimWriting()
         self.path = path
@@ -334,7 +335,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     private func round() throws {
         guard !stopped.withLock({ $0 }) else { return }
         // A database renamed over, or removed and made again: its commits are not this file's.
-        guard let current = Self.fileIdentity(path), current == file else {
+        guard FileIdentity(path) == file else {
             // Nothing more of the file begun with can be shipped, and the new one is not this backup's.
             let error = BackupError.databaseReplaced(path: path)
             ending.withLock { $0 = error }
@@ -562,13 +563,6 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     private static func endRead(_ db: Database) {
         if db.isInsideTransaction { try? db.connection.run("COMMIT") }
-    }
-
-    /// The device and inode of the file at `path`, nil when there is none.
-    private static func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return (UInt64(status.st_dev), UInt64(status.st_ino))
     }
 
     /// The identity of the records written: the backup continued's, or a new one.

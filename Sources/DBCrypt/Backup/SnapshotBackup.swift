@@ -128,12 +128,7 @@ struct SnapshotBackup {
     /// read, and may not share a lock exclusive to this process), but
     /// refusing writes; never creating the file, nor changing its journal mode.
     static func holdingRead(_ opening: Database.Options) -> Database.Options {
-        var options = opening
-        options.readOnly = false
-        options.queryOnly = true
-        options.create = false
-        options.journalMode = .default
-        options.trace = nil
+        var options = opening.forAnotherReader
         // In rollback-journal mode, the read must land between two commits of a writer that never pauses.
         options.pollsWhileBusy = true
         return options

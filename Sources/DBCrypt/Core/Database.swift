@@ -381,13 +381,8 @@ public final class Database {
     private func removeLogMadeByReading() {
         let folder = (path as NSString).deletingLastPathComponent
         guard access(path, W_OK) == 0, access(folder.isEmpty ? "." : folder, W_OK) == 0 else { return }
-        var options = openingOptions
-        options.readOnly = false
-        options.create = false
-        options.queryOnly = true
-        options.journalMode = .default
+        var options = openingOptions.forAnotherReader
         options.tryOtherFormat = false
-        options.trace = nil
         if let cipher { options.cipher = cipher }
         try? Database(path: path, key: keyForOtherConnections, options: options).close()
     }

@@ -19,6 +19,20 @@ extension Database {
         /// growing sleeps (BusyPolling.swift): for a connection that must get
         /// a shared lock beside a writer that never pauses.
         var pollsWhileBusy = false
+
+        /// These options for another connection that reads and never writes
+        /// the file (`query_only`): not read-only (a read-only connection to a
+        /// WAL database cannot always read, nor remove a log), never creating
+        /// the file or changing its journal mode, tracing nothing.
+        var forAnotherReader: Options {
+            var options = self
+            options.readOnly = false
+            options.queryOnly = true
+            options.create = false
+            options.journalMode = .default
+            options.trace = nil
+            return options
+        }
         /// The journal mode. Default: SQLite's (a rollback journal); WAL is opt-in.
         public var journalMode: JournalMode = .default
         /// Cipher settings, applied right after the key. Default: SQLCipher 4's.

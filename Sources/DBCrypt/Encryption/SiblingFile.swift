@@ -8,11 +8,11 @@ import Foundation
 /// Its name marks it as DBCrypt's and carries the writer's process id, so a
 /// later run can tell an abandoned temporary (its writer is dead) from one in
 /// use, and never deletes a file that is not its own.
-struct SiblingFile {
+package struct SiblingFile {
     /// The path of the temporary database.
-    let path: String
+    package let path: String
     /// The destination it will replace.
-    let destination: String
+    package let destination: String
 
     /// The directory holding `path` (`.` for a bare file name).
     static func directory(of path: String) -> String {
@@ -33,7 +33,7 @@ struct SiblingFile {
     ///   ``DatabaseError/cannotOpen(path:reason:)`` when the directory refuses it;
     ///   ``DatabaseError/ownershipNotKept(path:)`` when this process may not
     ///   give it the original's owner or group.
-    static func create(beside destination: String, keepingOwnerAndModeOf original: String? = nil) throws -> SiblingFile {
+    package static func create(beside destination: String, keepingOwnerAndModeOf original: String? = nil) throws -> SiblingFile {
         let directory = directory(of: destination)
         let name = prefix(for: destination) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let path = (directory as NSString).appendingPathComponent(name)
@@ -70,18 +70,18 @@ struct SiblingFile {
     }
 
     /// Removes the temporary database and any journal SQLite left beside it.
-    func remove() {
+    package func remove() {
         for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
     }
 
     /// Flushes the temporary file's bytes to the disk.
-    func sync() throws {
+    package func sync() throws {
         try Self.fsync(path: path, what: "the new database")
     }
 
     /// Renames the temporary file over the destination, then flushes the
     /// directory so that the rename itself survives a power loss.
-    func replaceDestination() throws {
+    package func replaceDestination() throws {
         guard rename(path, destination) == 0 else {
             throw DatabaseError.cannotOpen(path: destination, reason: "renaming the new database failed: \(String(cString: strerror(errno)))")
         }
@@ -103,7 +103,7 @@ struct SiblingFile {
     /// files named with this routine's prefix whose writing process is gone.
     /// Returns how many files were removed.
     @discardableResult
-    static func removeAbandoned(beside destination: String) -> Int {
+    package static func removeAbandoned(beside destination: String) -> Int {
         let folder = directory(of: destination)
         let prefix = prefix(for: destination)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return 0 }
