@@ -368,7 +368,7 @@ public final class DatabasePool: @unchecked Sendable {
     /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
     ///   or what `body` throws.
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         return try writerQueue.sync { try onWriter(body) }
     }
 
@@ -378,7 +378,7 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: see ``writeWithoutTransaction(_:)-(((Database)->T))``.
     public func barrierWriteWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         return try writerQueue.sync { try withNoReadOrCheckpoint { try onWriter(body) } }
     }
 
@@ -403,9 +403,26 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: see ``writeWithoutTransaction(_:)-(((Database)->T))``.
     public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         return try await withCheckedThrowingContinuation { continuation in
             writerQueue.async { continuation.resume(with: Result { try self.onWriter(body) }) }
+        }
+    }
+
+    /// Runs `serve` on the writer queue, after the writes queued before it,
+    /// for a ``WriterSession``.
+    func holdWriter(
+        _ serve: @escaping @Sendable (Database, _ reportCommits: () -> Void) -> Void,
+        failed: @escaping @Sendable (Error) -> Void
+    ) {
+        writerQueue.async { [self] in
+            do {
+                try onWriter { writer in
+                    serve(writer) { if let tracker { observations.committed(tracker.takeCommitted()) } }
+                }
+            } catch {
+                failed(error)
+            }
         }
     }
 
@@ -494,7 +511,7 @@ public final class DatabasePool: @unchecked Sendable {
     ///   or the ``DatabaseError`` of the checkpoint.
     @discardableResult
     public func checkpoint(_ mode: CheckpointMode = .passive) throws -> Bool {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         // Not beside a background checkpoint, which would make it SQLITE_BUSY.
         return try writerQueue.sync {
             try checkpointer.paused {
@@ -520,7 +537,7 @@ public final class DatabasePool: @unchecked Sendable {
     ///   a key, ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
     ///   and the errors of the routine.
     public func changeKey(to newKey: DatabaseKey, newCipher: CipherSettings? = nil) throws {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         try writerQueue.sync {
             guard !writer.isClosed else { throw DatabaseError.connectionClosed }
             guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
@@ -594,7 +611,7 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
     public func releaseMemory() throws {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         closeIdleReaders()
         checkpointer.paused(closing: true) {}
         writerQueue.sync { writer.clearStatementCache() }
@@ -606,7 +623,7 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` from inside the pool's closures.
     public func close() throws {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         var backupError: Error?
         writerQueue.sync {
             // The last commits are shipped (while no write runs) before the

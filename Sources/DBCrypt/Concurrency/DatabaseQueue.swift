@@ -101,7 +101,7 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Runs `fetch` on the queue in one read transaction, recording the tables it reads.
     func fetchRecordingTables<T>(_ fetch: (Database) throws -> T) throws -> (T, Set<String>) {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         return try queue.sync {
             try run { (db: Database) -> (T, Set<String>) in
                 try db.inReadSnapshot { (db: Database) -> (T, Set<String>) in try db.recordingTablesRead(fetch) }
@@ -118,7 +118,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     ///   this queue's closure, ``DatabaseError/connectionClosed`` after
     ///   ``close()``, or what `body` throws.
     public func inDatabase<T>(_ body: (Database) throws -> T) throws -> T {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         return try queue.sync { try run(body) }
     }
 
@@ -203,7 +203,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` when called from inside the queue.
     public func close() throws {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         queue.sync { database.close() }
     }
 
@@ -213,8 +213,24 @@ public final class DatabaseQueue: @unchecked Sendable {
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess`` when called from inside the queue.
     public func closeWithoutCheckpoint() throws {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         queue.sync { database.closeWithoutCheckpoint() }
+    }
+
+    /// Runs `serve` on the queue, after the work queued before it, for a ``WriterSession``.
+    func holdWriter(
+        _ serve: @escaping @Sendable (Database, _ reportCommits: () -> Void) -> Void,
+        failed: @escaping @Sendable (Error) -> Void
+    ) {
+        queue.async { [self] in
+            do {
+                try run { database in
+                    serve(database) { if let tracker { observations.committed(tracker.takeCommitted()) } }
+                }
+            } catch {
+                failed(error)
+            }
+        }
     }
 
     /// Runs `body` on the current thread, which is running the queue.
@@ -227,7 +243,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     }
 
     private func onQueueAsync<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        try HeldQueues.checkWriterIsFree(self)
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: Result { try self.run(body) })

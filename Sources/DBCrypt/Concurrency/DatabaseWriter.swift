@@ -96,8 +96,8 @@ public protocol DatabaseWriter: DatabaseReader {
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 }
 
-extension DatabaseQueue: DatabaseWriter, ObservationHost {}
-extension DatabasePool: DatabaseWriter, ObservationHost {}
+extension DatabaseQueue: DatabaseWriter, ObservationHost, WriterSessionHost {}
+extension DatabasePool: DatabaseWriter, ObservationHost, WriterSessionHost {}
 
 /// What a queue and a pool each provide so that `observe` is written once.
 protocol ObservationHost: AnyObject, Sendable {

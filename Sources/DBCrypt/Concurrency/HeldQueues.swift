@@ -46,6 +46,20 @@ enum HeldQueues {
         current.queues.contains { $0.queue == ObjectIdentifier(queue) }
     }
 
+    /// Throws when waiting for `queue`'s writer would wait forever: a closure
+    /// of `queue` runs on this thread, or the current task holds its writer in
+    /// a ``WriterSession`` (which serves only that session's statements).
+    ///
+    /// - throws: ``DatabaseError/reentrantQueueAccess``, or
+    ///   ``DatabaseError/misuse(reason:)`` from inside a writer session.
+    static func checkWriterIsFree(_ queue: AnyObject) throws {
+        guard !contains(queue) else { throw DatabaseError.reentrantQueueAccess }
+        guard !WriterSession.heldByCurrentTask.contains(ObjectIdentifier(queue)) else {
+            throw DatabaseError.misuse(reason: "this task holds the database's writer in a transaction (an SQLKit session or a Fluent "
+                + "transaction): run the statement through that transaction, which would otherwise wait for itself forever")
+        }
+    }
+
     /// What the closure of `queue` running on this thread does, or nil when none runs.
     static func role(of queue: AnyObject) -> Role? {
         current.queues.last { $0.queue == ObjectIdentifier(queue) }?.role
