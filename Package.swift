@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -12,9 +12,25 @@ let package = Package(
         .library(name: "SQLCipherFormat", targets: ["SQLCipherFormat"]),
         .library(name: "DBCryptKeyStore", targets: ["DBCryptKeyStore"]),
         .executable(name: "dbcrypt", targets: ["dbcrypt"]),
+        // Behind the traits of the same names (see `traits`): empty modules without them.
+        .library(name: "DBCryptSQLKit", targets: ["DBCryptSQLKit"]),
+        .library(name: "DBCryptFluent", targets: ["DBCryptFluent"]),
+    ],
+    // Integrations with other ecosystems, off by default: a package that
+    // enables neither resolves and builds nothing more than DBCrypt's own.
+    // A Vapor or Hummingbird app writes
+    // `.package(url: "...", from: "...", traits: ["Fluent"])`.
+    traits: [
+        .trait(name: "SQLKit", description: "DBCryptSQLKit: any DBCrypt writer as an SQLKit SQLDatabase."),
+        .trait(name: "Fluent", description: "DBCryptFluent: a Fluent driver on DBCrypt.", enabledTraits: ["SQLKit"]),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/fluent-kit", from: "1.57.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // The system's SQLCipher: Debian's libsqlcipher-dev (3.4.1 on Debian 12, 4.6.1 on 13) or Homebrew's sqlcipher (4.x).
@@ -57,6 +73,28 @@ let package = Package(
         ),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
         .target(name: "SQLCipherFormat", dependencies: ["DBCryptCore", "CPrimitives"]),
+        // Any DBCrypt writer as an SQLKit `SQLDatabase` (trait SQLKit).
+        .target(
+            name: "DBCryptSQLKit",
+            dependencies: [
+                "DBCrypt",
+                "CSQLCipher",
+                .product(name: "SQLKit", package: "sql-kit", condition: .when(traits: ["SQLKit"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["SQLKit"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["SQLKit"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["SQLKit"])),
+            ]
+        ),
+        // The Fluent driver (trait Fluent).
+        .target(
+            name: "DBCryptFluent",
+            dependencies: [
+                "DBCrypt",
+                "DBCryptSQLKit",
+                .product(name: "FluentKit", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
+                .product(name: "FluentSQL", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
+            ]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
@@ -80,6 +118,14 @@ let package = Package(
         ),
         .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestFixtures"]),
         .testTarget(name: "DBCryptKeyStoreTests", dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "DBCryptTestHelper", "TestFixtures"]),
+        // DBCryptSQLKit against sql-kit's own benchmark suite, and its sessions, values and logs (trait SQLKit).
+        .testTarget(
+            name: "DBCryptSQLKitTests",
+            dependencies: [
+                "DBCryptSQLKit", "DBCrypt", "TestFixtures",
+                .product(name: "SQLKitBenchmark", package: "sql-kit", condition: .when(traits: ["SQLKit"])),
+            ]
+        ),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestFixtures"]),
     ],

@@ -265,6 +265,19 @@ public final class DatabasePool: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on a reader with no transaction of its own, without
+    /// blocking the caller's thread: each statement sees the latest commit
+    /// when it starts (see ``DatabaseReader/unsafeRead(_:)``). For a read
+    /// that is one statement, it saves the read transaction's cost.
+    ///
+    /// - throws: see ``read(_:)-(((Database)->T))``.
+    public func unsafeRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
+        return try await withCheckedThrowingContinuation { continuation in
+            readerQueue.async { continuation.resume(with: Result { try self.withReader(body) }) }
+        }
+    }
+
     /// Takes a permit and a reader (an idle one, or a new one), runs `body`
     /// with it on this thread, and gives both back.
     private func withReader<T>(_ body: (Database) throws -> T) throws -> T {

@@ -26,7 +26,7 @@ public enum DatabaseValue: Hashable, Sendable {
 
     /// A short description of the value's storage class, for error messages;
     /// it never includes the value itself, which may be secret.
-    var storageClassName: String {
+    package var storageClassName: String {
         switch self {
         case .null: return "NULL"
         case .integer: return "an integer"

@@ -1,0 +1,1 @@
+// DBCryptFluent is empty unless the package's Fluent trait is enabled.
