@@ -126,6 +126,14 @@ let package = Package(
                 .product(name: "SQLKitBenchmark", package: "sql-kit", condition: .when(traits: ["SQLKit"])),
             ]
         ),
+        // DBCryptFluent against fluent-kit's own benchmark suite, and its transactions, errors and logs (trait Fluent).
+        .testTarget(
+            name: "DBCryptFluentTests",
+            dependencies: [
+                "DBCryptFluent", "DBCryptSQLKit", "DBCrypt", "TestFixtures",
+                .product(name: "FluentBenchmark", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
+            ]
+        ),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestFixtures"]),
     ],

@@ -22,7 +22,8 @@ import SQLKit
 /// - ``withSession(_:)`` holds the writer for its closure, across its
 ///   awaits: every statement of the session runs on that connection, in
 ///   order (a `BEGIN` ... `COMMIT` written by hand among them), and other
-///   tasks' writes wait for it.
+///   tasks' writes wait for it. A session's database used after its
+///   closure returned runs its statements as any other.
 /// - The SQL text is logged at ``queryLogLevel``. Bound values never are:
 ///   they are the data the file encrypts.
 public struct DBCryptSQLDatabase: SQLDatabase {
@@ -59,13 +60,31 @@ public struct DBCryptSQLDatabase: SQLDatabase {
     ///   (``DBCrypt/DatabaseError/misuse(reason:)`` from a task that holds
     ///   the writer in another session), or the `EncodingError` of a bound value.
     public func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await execute(sql: query, rowIDColumn: nil, onRow)
+    }
+
+    /// Runs `query`, an INSERT, and hands `onRow` one row whose column
+    /// `rowIDColumn` is the new row's id (`last_insert_rowid()` on the same
+    /// connection): what gives Fluent a new id where the engine has no RETURNING.
+    ///
+    /// - throws: see ``execute(sql:_:)-(_,_)``.
+    package func executeInsert(sql query: any SQLExpression, rowIDColumn: String, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await execute(sql: query, rowIDColumn: rowIDColumn, onRow)
+    }
+
+    private func execute(sql query: any SQLExpression, rowIDColumn: String?, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = serialize(query)
         if let queryLogLevel { logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(sql)]) }
         let arguments = StatementArguments(try binds.map { try encoder.encode($0) })
         let decoder = self.decoder
-        let run: @Sendable (Database) throws -> Void = { db in try Self.run(sql, arguments, on: db, decoder: decoder, onRow) }
-        if let session {
-            try await session.run(run)
+        let run: @Sendable (Database) throws -> Void = { db in
+            try Self.run(sql, arguments, on: db, decoder: decoder, onRow)
+            if let rowIDColumn {
+                onRow(DBCryptSQLRow(columns: .init([rowIDColumn]), values: [.integer(db.lastInsertRowID)], decoder: decoder))
+            }
+        }
+        if let session, try await session.runIfOpen(run) != nil {
+            return
         } else if let pool = writer as? DatabasePool, Self.onlyReads(sql) {
             try await pool.unsafeRead(run)
         } else {
@@ -80,9 +99,12 @@ public struct DBCryptSQLDatabase: SQLDatabase {
     ///   holds the writer already, ``DBCrypt/DatabaseError/connectionClosed``,
     ///   or what `closure` throws.
     public func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        if session != nil { return try await closure(self) }
+        if isInSession { return try await closure(self) }
         return try await writer.withWriterSession { session in try await closure(self.in(session)) }
     }
+
+    /// Whether this database's statements go to a writer held for a session.
+    package var isInSession: Bool { session.map { !$0.hasEnded } ?? false }
 
     /// This database, with its statements sent to `session`.
     package func `in`(_ session: WriterSession?) -> DBCryptSQLDatabase {

@@ -37,7 +37,20 @@ package final class WriterSession: Sendable {
     ///
     /// - throws: what `body` throws; ``DatabaseError/misuse(reason:)`` once the session has ended.
     package func run<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+        guard let result = try await runIfOpen(body) else {
+            throw DatabaseError.misuse(reason: "a writer session was used after it ended")
+        }
+        return result
+    }
+
+    /// Runs `body` as ``run(_:)`` does, or returns nil without running it
+    /// once the session has ended (for a connection that outlives its
+    /// closure, as Fluent's `withConnection` allows, which then goes back
+    /// to the queue's or pool's own routing).
+    ///
+    /// - throws: what `body` throws.
+    package func runIfOpen<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T? {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T?, Error>) in
             let accepted = state.withLock { state in
                 guard !state.ended else { return false }
                 state.jobs.append { db in continuation.resume(with: Result { try body(db) }) }
@@ -46,10 +59,13 @@ package final class WriterSession: Sendable {
             if accepted {
                 wake.signal()
             } else {
-                continuation.resume(throwing: DatabaseError.misuse(reason: "a writer session was used after it ended"))
+                continuation.resume(returning: nil)
             }
         }
     }
+
+    /// Whether the session has ended.
+    package var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// Runs `body` in an IMMEDIATE transaction on the session: committed
     /// when it returns, rolled back when it throws or when the task was

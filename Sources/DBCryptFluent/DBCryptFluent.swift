@@ -1,1 +1,0 @@
-// DBCryptFluent is empty unless the package's Fluent trait is enabled.
