@@ -89,10 +89,15 @@ final class DBCryptFluentDriver: DatabaseDriver {
         self.configuration = configuration
     }
 
+    /// The database for `context`, whose logger never receives a bound value.
     func makeDatabase(with context: DatabaseContext) -> any FluentKit.Database {
-        FluentDBCryptDatabase(
+        let logger = context.logger.redactingQueryValues
+        let context = DatabaseContext(
+            configuration: context.configuration, logger: logger, eventLoop: context.eventLoop, history: context.history,
+            pageSizeLimit: context.pageSizeLimit, shouldTrace: context.shouldTrace)
+        return FluentDBCryptDatabase(
             sql: opened.map { pool in
-                pool.sql(logger: context.logger, on: context.eventLoop, queryLogLevel: configuration.sqlLogLevel,
+                pool.sql(logger: logger, on: context.eventLoop, queryLogLevel: configuration.sqlLogLevel,
                          encoder: configuration.encoder, decoder: configuration.decoder)
             },
             context: context, inTransaction: false)
@@ -107,6 +112,20 @@ final class DBCryptFluentDriver: DatabaseDriver {
                 Logger(label: "DBCrypt").error("closing \(pool.path) failed: \(error)")
             }
         }
+    }
+}
+#endif
+
+#if Fluent
+extension FluentKit.Database {
+    /// The DBCrypt pool under a DBCrypt Fluent database (nil for another
+    /// driver's, or when the file could not be opened): for what Fluent does
+    /// not do, such as backups, key changes and observation. Writing through
+    /// it from inside a Fluent transaction on it is
+    /// ``DBCrypt/DatabaseError/misuse(reason:)``: use the transaction's database.
+    public var dbcryptPool: DatabasePool? {
+        guard let database = self as? FluentDBCryptDatabase, case .success(let sql) = database.sql else { return nil }
+        return sql.writer as? DatabasePool
     }
 }
 #endif
