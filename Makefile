@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench bench-pages bench-scale profile sanitize fuzz kill-tests
+.PHONY: demo test build bootstrap bench bench-pages bench-scale profile sanitize fuzz kill-tests example vapor-example
 
 bootstrap:
 	@scripts/bootstrap
@@ -28,6 +28,13 @@ endif
 ENGINE ?= all
 test:
 	@scripts/test $(if $(filter all,$(ENGINE)),,$(ENGINE))
+
+## example: Examples/NotesServer, a Hummingbird 2 server on DBCryptFluent,
+## built and driven with curl on a loopback port: CRUD, concurrent
+## requests, a restart, a wrong key that refuses to start, and no note's
+## text on disk (about 5 minutes the first time: Hummingbird builds).
+example: bootstrap
+	@scripts/example
 
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
 ## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the

@@ -130,9 +130,10 @@ let package = Package(
         .testTarget(
             name: "DBCryptFluentTests",
             dependencies: [
-                "DBCryptFluent", "DBCryptSQLKit", "DBCrypt", "TestFixtures",
+                "DBCryptFluent", "DBCryptSQLKit", "DBCrypt", "TestFixtures", "dbcrypt",
                 .product(name: "FluentBenchmark", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestFixtures"]),

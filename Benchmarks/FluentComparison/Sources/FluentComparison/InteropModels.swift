@@ -1,0 +1,1 @@
+../../../../Tests/DBCryptFluentTests/InteropModels.swift

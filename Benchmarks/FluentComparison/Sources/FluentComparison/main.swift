@@ -1,0 +1,66 @@
+// W11: Fluent CRUD through DBCryptFluent (encrypted, SQLCipher 4 settings,
+// a raw key) and through fluent-sqlite-driver 4.9.0 (plaintext), same
+// models, same machine, one run: single-task inserts, single-task fetches
+// by id, 8 concurrent tasks fetching, and a 90/10 read/write mix from 8
+// tasks. Wall-clock operations per second, the median of the rounds.
+//
+//   swift build -c release --package-path Benchmarks/FluentComparison
+//   Benchmarks/FluentComparison/.build/release/FluentComparison bench [--rounds N] [--operations N]
+//
+// And the interoperability fixture (see Tests/DBCryptFluentTests/VaporDriverInteropTests.swift):
+//
+//   FluentComparison write-fixture PATH   Vapor's driver writes Specimen.expected into a new plaintext PATH
+//   FluentComparison read PATH            Vapor's driver reads PATH (a decrypted file): exit 0 when it holds Specimen.expected
+import DBCrypt
+import DBCryptFluent
+import FluentKit
+import FluentSQLiteDriver
+import Foundation
+import NIOPosix
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String, default value: Int) -> Int {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let n = Int(arguments[index + 1]) else { return value }
+    return n
+}
+
+/// A fresh set of databases: Vapor's SQLite driver, or DBCrypt's.
+func makeDatabases(_ configuration: DatabaseConfigurationFactory) -> Databases {
+    let databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
+    databases.use(configuration, as: .init(string: "bench"))
+    return databases
+}
+
+func database(_ databases: Databases) -> any Database {
+    databases.database(.init(string: "bench"), logger: .init(label: "W11"), on: MultiThreadedEventLoopGroup.singleton.any())!
+}
+
+switch arguments.first {
+case "write-fixture":
+    let path = arguments[1]
+    try? FileManager.default.removeItem(atPath: path)
+    let databases = makeDatabases(.sqlite(.file(path)))
+    let db = database(databases)
+    try await CreateSpecimens().prepare(on: db)
+    for specimen in Specimen.expected { try await specimen.create(on: db) }
+    await databases.shutdownAsync()
+    print("wrote \(Specimen.expected.count) specimens with fluent-sqlite-driver into \(path)")
+
+case "read":
+    let databases = makeDatabases(.sqlite(.file(arguments[1])))
+    let read = try await Specimen.query(on: database(databases)).sort(\.$name).all().map(\.values)
+    await databases.shutdownAsync()
+    let expected = Specimen.expected.sorted { $0.name < $1.name }.map(\.values)
+    guard read == expected else {
+        print("fluent-sqlite-driver read \(read), not \(expected)")
+        exit(1)
+    }
+    print("fluent-sqlite-driver read the \(read.count) specimens back equal")
+
+case "bench":
+    try await runW11(rounds: option("--rounds", default: 5), operations: option("--operations", default: 2000))
+
+default:
+    print("usage: FluentComparison bench [--rounds N] [--operations N] | write-fixture PATH | read PATH")
+    exit(64)
+}
