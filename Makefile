@@ -36,6 +36,14 @@ test:
 example: bootstrap
 	@scripts/example
 
+## vapor-example: builds Examples/VaporConfigure, the README's Vapor
+## configure.swift on DBCryptFluent (Vapor takes about 8 minutes to build
+## here: not part of make test).
+vapor-example: bootstrap
+	@scripts/readme-examples
+	rm -f Examples/VaporConfigure/.build/debug.yaml
+	swift build --package-path Examples/VaporConfigure
+
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
 ## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the
 ## sealed store against LevelDB + JSON + AES-GCM in another (W8).

@@ -13,13 +13,17 @@ struct RedactingLogHandler: LogHandler {
     /// The metadata of FluentKit's "Running query" that holds no value.
     private static let keptQueryMetadata: Set<String> = ["action", "schema", "unique", "fields"]
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        var metadata = metadata
-        if message.description == "Running query" {
-            metadata = metadata?.filter { Self.keptQueryMetadata.contains($0.key) }
+    func log(event: LogEvent) {
+        var event = event
+        if event.message.description == "Running query" {
+            event.metadata = event.metadata?.filter { Self.keptQueryMetadata.contains($0.key) }
         }
-        upstream.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+        upstream.log(event: event)
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { upstream.metadataProvider }
+        set { upstream.metadataProvider = newValue }
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {

@@ -220,8 +220,11 @@ final class FluentDriverTests: XCTestCase {
         event.kind = .meeting
         event.note = nil
         try await event.create(on: db)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path + "-wal"))
+        // Shutdown closes the pool, which checkpoints: no log is left beside the file.
         await databases.shutdownAsync()
         databases = nil
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
 
         let raw = try DBCrypt.Database(path: path, key: TestKeys.key)
         let row = try XCTUnwrap(raw.fetchOne("SELECT id, typeof(id), at, typeof(at), done, typeof(done), place, kind, note FROM events"))
@@ -360,9 +363,8 @@ struct CapturingLogHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        lines.append("\(level) \(message) \(self.metadata.merging(metadata ?? [:]) { $1 })")
+    func log(event: LogEvent) {
+        lines.append("\(event.level) \(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })")
     }
 }
 #endif

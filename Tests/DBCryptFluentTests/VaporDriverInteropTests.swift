@@ -73,14 +73,27 @@ final class VaporDriverInteropTests: XCTestCase {
         try dbcrypt(["decrypt", path, "-o", plain])
         let dump = "SELECT id, typeof(id), name, typeof(name), count, typeof(count), weight, typeof(weight), found_at, typeof(found_at), "
             + "catalogued, typeof(catalogued), note, typeof(note), kind, place, tags, typeof(tags), rank FROM specimens ORDER BY id"
-        let ours = try Database(path: plain).fetchAll(dump).map { row in (0..<row.count).map { row[$0] } }
-        let vapors = try Database(path: Self.fixture, options: readOnly).fetchAll(dump).map { row in (0..<row.count).map { row[$0] } }
+        let ours = try DBCrypt.Database(path: plain).fetchAll(dump).map(Self.comparable)
+        let vapors = try DBCrypt.Database(path: Self.fixture, options: readOnly).fetchAll(dump).map(Self.comparable)
         XCTAssertEqual(ours.count, 3)
         XCTAssertEqual(ours, vapors)
     }
 
-    private var readOnly: Database.Options {
-        var options = Database.Options()
+    /// A row's values, JSON text parsed: JSONEncoder writes an object's keys
+    /// in an order that changes from one process to the next.
+    private static func comparable(_ row: Row) -> [String] {
+        (0..<row.count).map { index in
+            if case .text(let text) = row[index], text.hasPrefix("{") || text.hasPrefix("["),
+               let json = try? JSONSerialization.jsonObject(with: Data(text.utf8)),
+               let sorted = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]) {
+                return "json " + String(decoding: sorted, as: UTF8.self)
+            }
+            return "\(row[index])"
+        }
+    }
+
+    private var readOnly: DBCrypt.Database.Options {
+        var options = DBCrypt.Database.Options()
         options.readOnly = true
         return options
     }

@@ -22,13 +22,13 @@ final class BenchNote: Model, @unchecked Sendable {
 }
 
 struct CreateBenchNotes: AsyncMigration {
-    func prepare(on database: any Database) async throws {
+    func prepare(on database: any FluentKit.Database) async throws {
         try await database.schema(BenchNote.schema).id()
             .field("title", .string, .required).field("body", .string, .required)
             .field("score", .int, .required).field("created_at", .datetime)
             .create()
     }
-    func revert(on database: any Database) async throws { try await database.schema(BenchNote.schema).delete() }
+    func revert(on database: any FluentKit.Database) async throws { try await database.schema(BenchNote.schema).delete() }
 }
 
 /// One driver's operations per second in each workload, for one round.

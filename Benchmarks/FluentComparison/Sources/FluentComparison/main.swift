@@ -11,8 +11,6 @@
 //
 //   FluentComparison write-fixture PATH   Vapor's driver writes Specimen.expected into a new plaintext PATH
 //   FluentComparison read PATH            Vapor's driver reads PATH (a decrypted file): exit 0 when it holds Specimen.expected
-import DBCrypt
-import DBCryptFluent
 import FluentKit
 import FluentSQLiteDriver
 import Foundation
@@ -31,35 +29,45 @@ func makeDatabases(_ configuration: DatabaseConfigurationFactory) -> Databases {
     return databases
 }
 
-func database(_ databases: Databases) -> any Database {
+func database(_ databases: Databases) -> any FluentKit.Database {
     databases.database(.init(string: "bench"), logger: .init(label: "W11"), on: MultiThreadedEventLoopGroup.singleton.any())!
 }
 
-switch arguments.first {
-case "write-fixture":
-    let path = arguments[1]
+/// Vapor's driver writes the fixture. (In functions, not top-level code: there
+/// `try await` may pick Fluent's EventLoopFuture overloads and not wait.)
+func writeFixture(_ path: String) async throws {
     try? FileManager.default.removeItem(atPath: path)
     let databases = makeDatabases(.sqlite(.file(path)))
     let db = database(databases)
     try await CreateSpecimens().prepare(on: db)
     for specimen in Specimen.expected { try await specimen.create(on: db) }
+    let written = try await Specimen.query(on: db).count()
     await databases.shutdownAsync()
-    print("wrote \(Specimen.expected.count) specimens with fluent-sqlite-driver into \(path)")
+    print("fluent-sqlite-driver wrote \(written) specimens into \(path)")
+}
 
-case "read":
-    let databases = makeDatabases(.sqlite(.file(arguments[1])))
+/// Vapor's driver reads a file back: whether it holds the fixture's values.
+func readBack(_ path: String) async throws -> Bool {
+    let databases = makeDatabases(.sqlite(.file(path)))
     let read = try await Specimen.query(on: database(databases)).sort(\.$name).all().map(\.values)
     await databases.shutdownAsync()
     let expected = Specimen.expected.sorted { $0.name < $1.name }.map(\.values)
     guard read == expected else {
         print("fluent-sqlite-driver read \(read), not \(expected)")
-        exit(1)
+        return false
     }
     print("fluent-sqlite-driver read the \(read.count) specimens back equal")
+    return true
+}
 
+switch arguments.first {
+case "write-fixture" where arguments.count == 2:
+    // sqlite-nio takes a relative path elsewhere: always an absolute one.
+    try await writeFixture(URL(fileURLWithPath: arguments[1]).path)
+case "read" where arguments.count == 2:
+    guard try await readBack(URL(fileURLWithPath: arguments[1]).path) else { exit(1) }
 case "bench":
     try await runW11(rounds: option("--rounds", default: 5), operations: option("--operations", default: 2000))
-
 default:
     print("usage: FluentComparison bench [--rounds N] [--operations N] | write-fixture PATH | read PATH")
     exit(64)
