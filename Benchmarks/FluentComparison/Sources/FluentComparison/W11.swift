@@ -2,6 +2,7 @@ import DBCrypt
 import DBCryptFluent
 import FluentKit
 import FluentSQLiteDriver
+import SQLKit
 import Foundation
 
 /// The benchmark's model: what a notes or todo API keeps.
@@ -37,10 +38,11 @@ struct Rates {
 }
 
 /// Runs the four workloads on a new database of `configuration`.
-func measure(_ configuration: DatabaseConfigurationFactory, operations: Int) async throws -> Rates {
+func measure(_ configuration: DatabaseConfigurationFactory, operations: Int, wal: Bool = false) async throws -> Rates {
     let databases = makeDatabases(configuration)
-    defer { Task { await databases.shutdownAsync() } }
     let db = database(databases)
+    // The journal mode is kept in the file: every connection of the driver uses it.
+    if wal { try await (db as! any SQLDatabase).raw("PRAGMA journal_mode = WAL").run() }
     try await CreateBenchNotes().prepare(on: db)
     var rates = Rates()
     let clock = ContinuousClock()
@@ -120,23 +122,27 @@ func runW11(rounds: Int, operations: Int) async throws {
     print("W11 Fluent CRUD, \(operations) operations a workload, \(rounds) rounds (wall clock, median operations/s)")
     print("DBCrypt: SQLCipher \(cipher.cipherVersion) (SQLite \(cipher.sqliteVersion)), SQLCipher 4 settings, a raw key, WAL pool; "
         + "Vapor: fluent-sqlite-driver 4.9.0, its own SQLite, plaintext")
-    var plain: [Rates] = [], encrypted: [Rates] = []
+    var plain: [Rates] = [], plainWAL: [Rates] = [], encrypted: [Rates] = []
     for _ in 0..<rounds {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("w11-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         plain.append(try await measure(.sqlite(.file(folder.appendingPathComponent("plain.db").path), sqlLogLevel: nil),
                                        operations: operations))
+        plainWAL.append(try await measure(.sqlite(.file(folder.appendingPathComponent("plain-wal.db").path), sqlLogLevel: nil),
+                                          operations: operations, wal: true))
         let key = DatabaseKey.passphrase("x'" + String(repeating: "2b7e1516", count: 8) + "'")
         encrypted.append(try await measure(.dbcrypt(path: folder.appendingPathComponent("encrypted.db").path, key: key, sqlLogLevel: nil),
                                            operations: operations))
     }
     func row(_ name: String, _ rate: KeyPath<Rates, Double>) {
-        let p = median(plain.map { $0[keyPath: rate] }), e = median(encrypted.map { $0[keyPath: rate] })
+        let p = median(plain.map { $0[keyPath: rate] }), w = median(plainWAL.map { $0[keyPath: rate] })
+        let e = median(encrypted.map { $0[keyPath: rate] })
         print(name.padding(toLength: 34, withPad: " ", startingAt: 0)
-            + String(format: "%12.0f %12.0f %8.2fx", p, e, e / p))
+            + String(format: "%10.0f %10.0f %10.0f %8.2fx %8.2fx", p, w, e, e / p, e / w))
     }
-    print("workload".padding(toLength: 34, withPad: " ", startingAt: 0) + "   plaintext    DBCrypt    ratio")
+    print("operations/s".padding(toLength: 34, withPad: " ", startingAt: 0)
+        + "     Vapor  Vapor+WAL    DBCrypt  /Vapor  /Vapor+WAL")
     row("single-task inserts", \.insert)
     row("single-task fetches by id", \.fetch)
     row("8 tasks fetching", \.concurrentFetch)
