@@ -46,7 +46,8 @@ vapor-example: bootstrap
 
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
 ## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the
-## sealed store against LevelDB + JSON + AES-GCM in another (W8).
+## sealed store against LevelDB + JSON + AES-GCM in another (W8), and
+## Fluent on DBCryptFluent against Vapor's SQLite driver in a third (W11).
 ## Results and what the ratios mean are in BENCHMARKS.md.
 ## ENGINE=host|debian13|sqlcipher4.19 runs the comparisons made on every
 ## engine (W1 and W2 against the raw C API, plaintext and encrypted against
@@ -74,6 +75,8 @@ else
 	swift build -c release --package-path Benchmarks/SealedStoreComparison
 	Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --parts
 	Benchmarks/SealedStoreComparison/.build/release/SealedStoreComparison --rounds 5
+	swift build -c release --package-path Benchmarks/FluentComparison
+	Benchmarks/FluentComparison/.build/release/FluentComparison bench --rounds 5
 endif
 
 ## bench-pages: W9, the page reader's verify and decrypt throughput against
