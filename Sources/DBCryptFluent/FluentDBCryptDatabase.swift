@@ -141,7 +141,7 @@ struct FluentDBCryptDatabase: FluentKit.Database, SQLDatabase {
     var eventLoop: any EventLoop { context.eventLoop }
     var dialect: any SQLDialect { (try? sql.get().dialect) ?? DBCryptSQLiteDialect() }
     var version: (any SQLDatabaseReportedVersion)? { SQLiteVersion.linked }
-    var queryLogLevel: Logger.Level? { try? sql.get().queryLogLevel ?? nil }
+    var queryLogLevel: Logger.Level? { (try? sql.get())?.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
         eventLoop.makeFutureWithTask { try await self.sql.get().execute(sql: query, onRow) }
