@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench bench-pages bench-scale profile sanitize fuzz kill-tests example vapor-example
+.PHONY: demo test build bootstrap bench bench-pages bench-scale profile sanitize fuzz kill-tests example vapor-example fluent-interop
 
 bootstrap:
 	@scripts/bootstrap
@@ -43,6 +43,13 @@ vapor-example: bootstrap
 	@scripts/readme-examples
 	rm -f Examples/VaporConfigure/.build/debug.yaml
 	swift build --package-path Examples/VaporConfigure
+
+## fluent-interop: Vapor's SQLite driver (fluent-sqlite-driver 4.9.0) and
+## DBCryptFluent both ways, each end the real driver: Vapor writes, dbcrypt
+## migrate, DBCryptFluent reads; DBCryptFluent writes, dbcrypt decrypt,
+## Vapor's driver reads (the suite does the first on every engine, from a fixture).
+fluent-interop: bootstrap
+	@scripts/fluent-interop
 
 ## bench: every benchmark, in release mode: DBCrypt against the raw C API
 ## (W1-W4), the crypto providers, GRDB in a package of its own (W5), and the

@@ -10,7 +10,13 @@
 // And the interoperability fixture (see Tests/DBCryptFluentTests/VaporDriverInteropTests.swift):
 //
 //   FluentComparison write-fixture PATH   Vapor's driver writes Specimen.expected into a new plaintext PATH
+//   FluentComparison write-encrypted PATH DBCryptFluent writes Specimen.expected into a new PATH, keyed with $KEY
 //   FluentComparison read PATH            Vapor's driver reads PATH (a decrypted file): exit 0 when it holds Specimen.expected
+//   FluentComparison read-encrypted PATH  the same through DBCryptFluent, keyed with $KEY
+//
+// scripts/fluent-interop runs both directions with `dbcrypt migrate` and `dbcrypt decrypt` between.
+import DBCrypt
+import DBCryptFluent
 import FluentKit
 import FluentSQLiteDriver
 import Foundation
@@ -46,17 +52,40 @@ func writeFixture(_ path: String) async throws {
     print("fluent-sqlite-driver wrote \(written) specimens into \(path)")
 }
 
-/// Vapor's driver reads a file back: whether it holds the fixture's values.
-func readBack(_ path: String) async throws -> Bool {
-    let databases = makeDatabases(.sqlite(.file(path)))
+/// DBCryptFluent writes the fixture's values into an encrypted file, keyed
+/// with the key text in the environment variable KEY (never an argument).
+func writeEncrypted(_ path: String) async throws {
+    try? FileManager.default.removeItem(atPath: path)
+    let databases = makeDatabases(.dbcrypt(path: path, key: environmentKey()))
+    let db = database(databases)
+    try await CreateSpecimens().prepare(on: db)
+    for specimen in Specimen.expected { try await specimen.create(on: db) }
+    await databases.shutdownAsync()
+    print("DBCryptFluent wrote \(Specimen.expected.count) specimens into \(path)")
+}
+
+/// The environment's key: KEY.
+func environmentKey() -> DatabaseKey {
+    guard let text = ProcessInfo.processInfo.environment["KEY"] else {
+        print("FluentComparison: set KEY to the database's key")
+        exit(64)
+    }
+    return .passphrase(text)
+}
+
+/// Vapor's driver (or DBCryptFluent, with `key`) reads a file back: whether
+/// it holds the fixture's values.
+func readBack(_ path: String, key: DatabaseKey? = nil) async throws -> Bool {
+    let databases = makeDatabases(key.map { .dbcrypt(path: path, key: $0) } ?? .sqlite(.file(path)))
+    let reader = key == nil ? "fluent-sqlite-driver" : "DBCryptFluent"
     let read = try await Specimen.query(on: database(databases)).sort(\.$name).all().map(\.values)
     await databases.shutdownAsync()
     let expected = Specimen.expected.sorted { $0.name < $1.name }.map(\.values)
     guard read == expected else {
-        print("fluent-sqlite-driver read \(read), not \(expected)")
+        print("\(reader) read \(read), not \(expected)")
         return false
     }
-    print("fluent-sqlite-driver read the \(read.count) specimens back equal")
+    print("\(reader) read the \(read.count) specimens back equal")
     return true
 }
 
@@ -64,11 +93,15 @@ switch arguments.first {
 case "write-fixture" where arguments.count == 2:
     // sqlite-nio takes a relative path elsewhere: always an absolute one.
     try await writeFixture(URL(fileURLWithPath: arguments[1]).path)
+case "write-encrypted" where arguments.count == 2:
+    try await writeEncrypted(URL(fileURLWithPath: arguments[1]).path)
 case "read" where arguments.count == 2:
     guard try await readBack(URL(fileURLWithPath: arguments[1]).path) else { exit(1) }
+case "read-encrypted" where arguments.count == 2:
+    guard try await readBack(URL(fileURLWithPath: arguments[1]).path, key: environmentKey()) else { exit(1) }
 case "bench":
     try await runW11(rounds: option("--rounds", default: 5), operations: option("--operations", default: 2000))
 default:
-    print("usage: FluentComparison bench [--rounds N] [--operations N] | write-fixture PATH | read PATH")
+    print("usage: FluentComparison bench [--rounds N] [--operations N] | write-fixture PATH | write-encrypted PATH | read PATH | read-encrypted PATH")
     exit(64)
 }
