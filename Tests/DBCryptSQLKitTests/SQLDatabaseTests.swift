@@ -3,6 +3,7 @@ import DBCrypt
 import DBCryptSQLKit
 import Foundation
 import SQLKit
+import Synchronization
 import TestFixtures
 import XCTest
 
@@ -123,6 +124,60 @@ final class SQLDatabaseTests: XCTestCase {
         XCTAssertThrowsError(try SQLValueEncoder().encode(UInt64.max))
     }
 
+    /// A value that encodes as one value of another type (a wrapper, as
+    /// SQLKit's `.model()` makes of each field) is stored as that value, for
+    /// every primitive; and is read back through the same single value.
+    func testWrappedPrimitivesAreStoredAsThemselves() throws {
+        struct Wrapped<T: Codable>: Codable {
+            var value: T
+            init(_ value: T) { self.value = value }
+            init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(T.self) }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(value)
+            }
+        }
+        let encoder = SQLValueEncoder(), decoder = SQLValueDecoder()
+        func roundTrip<T: Codable & Equatable>(_ value: T, _ stored: DatabaseValue, file: StaticString = #filePath, line: UInt = #line) throws {
+            XCTAssertEqual(try encoder.encode(Wrapped(value)), stored, "\(T.self)", file: file, line: line)
+            XCTAssertEqual(try decoder.decode(Wrapped<T>.self, from: stored).value, value, "\(T.self)", file: file, line: line)
+        }
+        try roundTrip(true, .integer(1))
+        try roundTrip("text", .text("text"))
+        try roundTrip(1.5, .real(1.5))
+        try roundTrip(Float(2.5), .real(2.5))
+        try roundTrip(Int(-1), .integer(-1))
+        try roundTrip(Int8(-8), .integer(-8))
+        try roundTrip(Int16(-16), .integer(-16))
+        try roundTrip(Int32(-32), .integer(-32))
+        try roundTrip(Int64(-64), .integer(-64))
+        try roundTrip(UInt(1), .integer(1))
+        try roundTrip(UInt8(8), .integer(8))
+        try roundTrip(UInt16(16), .integer(16))
+        try roundTrip(UInt32(32), .integer(32))
+        try roundTrip(UInt64(64), .integer(64))
+        try roundTrip(String?.none, .null)
+        // Keyed and unkeyed values, at any depth, are JSON text.
+        try roundTrip(["a": [1, 2]], .text(#"{"a":[1,2]}"#))
+        try roundTrip([[1], [2, 3]], .text("[[1],[2,3]]"))
+        // Read back from what other writers store: a date as ISO 8601 text or integer seconds, a boolean as text.
+        XCTAssertEqual(try decoder.decode(Date.self, from: .text("2009-02-13T23:31:30Z")), Date(timeIntervalSince1970: 1_234_567_890))
+        XCTAssertEqual(try decoder.decode(Date.self, from: .text("2009-02-13 23:31:30")), Date(timeIntervalSince1970: 1_234_567_890))
+        XCTAssertEqual(try decoder.decode(Date.self, from: .integer(1_234_567_890)), Date(timeIntervalSince1970: 1_234_567_890))
+        XCTAssertEqual(try decoder.decode(Bool.self, from: .text("false")), false)
+        XCTAssertThrowsError(try decoder.decode(Date.self, from: .text("not a date")))
+        XCTAssertThrowsError(try decoder.decode([Int].self, from: .integer(3)))
+    }
+
+    /// SQLKit's EventLoopFuture API runs the same statements.
+    func testTheFutureAPI() throws {
+        let rows = Rows()
+        try sql.execute(sql: SQLRaw("SELECT 7 AS n")) { row in rows.append((try? row.decode(column: "n", as: Int.self)) ?? -1) }.wait()
+        XCTAssertEqual(rows.all, [7])
+        XCTAssertEqual(sql.version?.stringValue, SQLiteVersion.linked.stringValue)
+        XCTAssertEqual(sql.dialect.name, "sqlite")
+    }
+
     /// A queue is an SQLDatabase too: everything on its one connection.
     func testAQueueIsAnSQLDatabase() async throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("queue.db").path
@@ -134,6 +189,13 @@ final class SQLDatabaseTests: XCTestCase {
         XCTAssertEqual(sum, 42)
         try queue.close()
     }
+}
+
+/// Values one closure appends and a test reads.
+private final class Rows: Sendable {
+    private let values = Mutex<[Int]>([])
+    func append(_ value: Int) { values.withLock { $0.append(value) } }
+    var all: [Int] { values.withLock { $0 } }
 }
 
 private func XCTUnwrapAsync<T>(_ value: T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
