@@ -75,7 +75,10 @@ public protocol DatabaseWriter: DatabaseReader {
     /// when it returns, rolled back when it throws.
     ///
     /// - throws: ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
-    ///   what `body` throws, or the ``DatabaseError`` of BEGIN or COMMIT.
+    ///   what `body` throws, or the ``DatabaseError`` of BEGIN or COMMIT;
+    ///   ``DatabaseError/misuse(reason:)`` from a task that holds the writer
+    ///   in an SQLKit session or a Fluent transaction (this and every other
+    ///   write waits for the writer, which serves that transaction alone).
     func write<T>(_ body: (Database) throws -> T) throws -> T
 
     /// Runs `body` with no transaction and waits for it, for statements that
