@@ -251,7 +251,7 @@ final class FluentDriverTests: XCTestCase {
     /// At trace level, with Fluent's own query logs and the driver's SQL:
     /// the SQL is there, no bound value is.
     func testNoBoundValueIsLogged() async throws {
-        let lines = LogLines()
+        let lines = Collected<String>()
         var logger = Logger(label: "capture") { _ in CapturingLogHandler(lines: lines) }
         logger.logLevel = .trace
         let db = try await open(key: TestKeys.key, logger: logger)
@@ -340,23 +340,9 @@ struct CreateEvent: AsyncMigration {
 
 // MARK: - Helpers
 
-/// A flag one task raises and another reads.
-final class Flag: Sendable {
-    private let raised = Atomic<Bool>(false)
-    func raise() { raised.store(true, ordering: .sequentiallyConsistent) }
-    var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
-}
-
-/// Every line logged, with its metadata.
-final class LogLines: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
-}
-
 /// Writes each message and its metadata to `lines`.
 struct CapturingLogHandler: LogHandler {
-    let lines: LogLines
+    let lines: Collected<String>
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {

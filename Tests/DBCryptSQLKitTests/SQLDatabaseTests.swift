@@ -171,7 +171,7 @@ final class SQLDatabaseTests: XCTestCase {
 
     /// SQLKit's EventLoopFuture API runs the same statements.
     func testTheFutureAPI() throws {
-        let rows = Rows()
+        let rows = Collected<Int>()
         try sql.execute(sql: SQLRaw("SELECT 7 AS n")) { row in rows.append((try? row.decode(column: "n", as: Int.self)) ?? -1) }.wait()
         XCTAssertEqual(rows.all, [7])
         XCTAssertEqual(sql.version?.stringValue, SQLiteVersion.linked.stringValue)
@@ -189,13 +189,6 @@ final class SQLDatabaseTests: XCTestCase {
         XCTAssertEqual(sum, 42)
         try queue.close()
     }
-}
-
-/// Values one closure appends and a test reads.
-private final class Rows: Sendable {
-    private let values = Mutex<[Int]>([])
-    func append(_ value: Int) { values.withLock { $0.append(value) } }
-    var all: [Int] { values.withLock { $0 } }
 }
 
 private func XCTUnwrapAsync<T>(_ value: T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {

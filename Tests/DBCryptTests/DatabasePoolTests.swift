@@ -313,7 +313,7 @@ final class DatabasePoolTests: XCTestCase {
             done.enter()
             DispatchQueue.global().async {
                 defer { done.leave() }
-                while !stop.isSet {
+                while !stop.isRaised {
                     do {
                         let rows = try pool.read(count)
                         XCTAssertEqual(rows, 500)
@@ -329,7 +329,7 @@ final class DatabasePoolTests: XCTestCase {
         try pool.changeKey(to: newKey, newCipher: .sqlcipher3)
         let readsBefore = reads.value
         assertEventually("the readers did not read after the key change") { reads.value >= readsBefore + 20 || !failures.all.isEmpty }
-        stop.set()
+        stop.raise()
         done.wait()
         XCTAssertEqual(failures.all, [])
         try pool.write { db in try db.execute("INSERT INTO note(title) VALUES ('after the key change')") }
@@ -364,7 +364,7 @@ final class DatabasePoolTests: XCTestCase {
             done.enter()
             DispatchQueue.global().async {
                 defer { done.leave() }
-                while !stop.isSet { _ = try? pool.read(count) }
+                while !stop.isRaised { _ = try? pool.read(count) }
             }
         }
         var largest = 0
@@ -372,7 +372,7 @@ final class DatabasePoolTests: XCTestCase {
             try pool.write { db in try db.execute("INSERT INTO note(title) VALUES (?)", [String(repeating: "x", count: 3_000) + "\(i)"]) }
             largest = max(largest, (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0)
         }
-        stop.set()
+        stop.raise()
         done.wait()
         // 4,500 writes of three frames each: an unbounded WAL would pass
         // 55 MB; 4,000 frames of 4 KiB pages and the commit that passes
@@ -452,24 +452,6 @@ final class DatabasePoolTests: XCTestCase {
 
 /// The rows of the note table.
 private func count(_ db: Database) throws -> Int { try db.fetchScalar(Int.self, "SELECT count(*) FROM note") ?? -1 }
-
-/// A flag set once, read from several threads.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-
-    func set() {
-        lock.lock()
-        value = true
-        lock.unlock()
-    }
-
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
-    }
-}
 
 /// A count incremented from several threads.
 final class Counter: @unchecked Sendable {

@@ -150,10 +150,3 @@ private func noteTitles(_ db: Database) throws -> [String] { try db.fetchAll("SE
 
 /// A write that blocks the calling thread (the overload an async context would not pick).
 private func blockingWrite(_ writer: any DatabaseWriter) throws { try writer.writeWithoutTransaction { _ in } }
-
-/// A flag one task raises and another reads.
-private final class Flag: Sendable {
-    private let raised = Atomic<Bool>(false)
-    func raise() { raised.store(true, ordering: .sequentiallyConsistent) }
-    var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
-}
