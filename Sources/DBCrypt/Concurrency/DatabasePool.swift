@@ -257,12 +257,7 @@ public final class DatabasePool: @unchecked Sendable {
     ///
     /// - throws: see ``read(_:)-(((Database)->T))``.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
-        return try await withCheckedThrowingContinuation { continuation in
-            readerQueue.async {
-                continuation.resume(with: Result { try self.withReader { reader in try reader.inReadSnapshot(body) } })
-            }
-        }
+        try await unsafeRead { reader in try reader.inReadSnapshot(body) }
     }
 
     /// Runs `body` on a reader with no transaction of its own, without
