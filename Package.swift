@@ -43,13 +43,14 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         // Every cryptographic primitive, with keys set up once, behind one header (on OpenSSL's libcrypto).
         .target(name: "CPrimitives", dependencies: ["COpenSSL"]),
-        // What the three libraries share, linking no SQLite: the key, secrets, hex, hashes, SQLite's header,
-        // reading a file's start without dropping the process's locks.
+        // What the libraries share, linking no SQLite: the key, secrets, hex, hashes, SQLite's header, the
+        // page cipher, the WAL's reader (WAL/), files read without dropping the process's locks.
         .target(name: "DBCryptCore", dependencies: ["CPrimitives"]),
         // Our crypto provider for SQLCipher 3.4.x: the SQLCipher 4 format, on CPrimitives.
         .target(name: "CCipherProvider", dependencies: ["CPrimitives"]),
-        // The `-wal` beside a database is checked with SQLCipherFormat's reader of the log before SQLite opens it.
-        .target(name: "DBCrypt", dependencies: ["DBCryptCore", "CSQLCipher", "CCipherProvider", "CPrimitives", "SQLCipherFormat"]),
+        // The library: connections, queues, pools, the routines, backups. The `-wal` beside a database is
+        // checked with the core's reader of the log before SQLite opens it.
+        .target(name: "DBCrypt", dependencies: ["DBCryptCore", "CSQLCipher", "CCipherProvider", "CPrimitives"]),
         // Debian's libargon2-dev (Argon2id, RFC 9106) or Homebrew's argon2.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"]), .brew(["argon2"])]),
         // Values sealed one by one (AES-256-GCM), the server envelope, the sealed key-value store.

@@ -42,7 +42,7 @@ extension EncryptedDatabaseFile {
     private func writePlaintext(to output: String, salvaging: Bool, progress: (@Sendable (JobProgress) -> Void)?,
                                 cancellation: JobCancellation?) throws -> DecryptionSummary {
         let pageSize = layout.pageSize
-        let log = try CommittedLog(beside: path, pageSize: pageSize)
+        let log = try committedLog()
         let filePages = Int(reader.size / Int64(pageSize))
         let firstPage = try reader.read(pageSize, at: 0)
         let header = firstPage.count == pageSize && (firstPageAuthenticates || !cipher.authenticates)
@@ -63,8 +63,9 @@ extension EncryptedDatabaseFile {
         // Page `number` from `source` (a whole page, or nil when missing) into `out`.
         func produce(_ number: Int, _ source: UnsafeRawBufferPointer?, into out: UnsafeMutableRawBufferPointer) throws {
             var source = source
-            if let offset = log?.pages[UInt32(number)] {
-                source = try log!.reader.read(into: page, at: offset) == pageSize ? UnsafeRawBufferPointer(page) : nil
+            if let log, let offset = log.pages[UInt32(number)] {
+                log.frames.bytes.withUnsafeBytes { page.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
+                source = UnsafeRawBufferPointer(page)
                 fromLog += 1
             }
             if number == layout.lockBytePage && log?.pages[UInt32(number)] == nil {
@@ -110,6 +111,21 @@ extension EncryptedDatabaseFile {
         return DecryptionSummary(pageCount: total, pagesFromLog: fromLog, zeroedPages: damaged)
     }
 
+    /// The transactions committed in the `-wal` beside the file, as SQLite
+    /// reads them (frames up to the last commit before the chain or the
+    /// salts break): each page's latest committed image, where it starts in
+    /// the frames, and the database's size after the last commit. Nil when
+    /// there is no log for pages of this size, or no commit in it.
+    private func committedLog() throws -> (frames: CommittedFrames, pages: [UInt32: Int], databaseSize: Int)? {
+        try readingFiles {
+            guard let generation = try CommittedFrames.generation(of: path + "-wal"), generation.pageSize == layout.pageSize else { return nil }
+            let frames = try CommittedFrames.read(path + "-wal", generation: generation)
+            let latest = frames.latestPages()
+            guard let size = latest.databasePages else { return nil }
+            return (frames, latest.pages, Int(size))
+        }
+    }
+
     /// Puts back what page 1's first bytes held before SQLCipher: the magic
     /// (or the clear header as it is), and marks the file rollback-journal
     /// mode, since the plaintext copy has no `-wal` of its own.
@@ -149,37 +165,5 @@ extension EncryptedDatabaseFile {
         let contentStart = pageSize - layout.reserveSize
         plain[105] = UInt8(truncatingIfNeeded: contentStart >> 8)
         plain[106] = UInt8(truncatingIfNeeded: contentStart)
-    }
-}
-
-/// The pages of the transactions committed in a `-wal` file, as SQLite reads
-/// them: frames up to the last commit frame before the checksum chain or the
-/// salts break, the latest frame of each page winning.
-struct CommittedLog {
-    let reader: SourceFile
-    /// Where each page's latest committed image starts in the log.
-    let pages: [UInt32: Int64]
-    /// The database's size in pages after the last commit.
-    let databaseSize: Int
-
-    /// Nil when there is no log beside `databasePath`, or no commit in it.
-    init?(beside databasePath: String, pageSize: Int) throws {
-        guard let log = try WriteAheadLog.beside(databasePath, pageSize: pageSize), log.headerIsValid else { return nil }
-        var committed: [UInt32: Int64] = [:], pending: [UInt32: Int64] = [:]
-        var size = 0
-        var broken = false
-        try log.scan({ frame, _ in
-            guard !broken, frame.headerMatches else { broken = true; return }
-            pending[frame.pageNumber] = log.pageRange(of: frame).lowerBound
-            if frame.commitSize > 0 {
-                committed.merge(pending) { $1 }
-                pending = [:]
-                size = Int(frame.commitSize)
-            }
-        }, cutShort: { _, _ in })
-        guard size > 0 else { return nil }
-        reader = log.reader
-        pages = committed.filter { Int($0.key) <= size }
-        databaseSize = size
     }
 }

@@ -61,6 +61,17 @@ extension SQLCipherFormatError {
     }
 }
 
+/// Runs `body`, which reads through the core, with a file it cannot read
+/// thrown as ``SQLCipherFormatError``.
+@discardableResult
+func readingFiles<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as FileError {
+        throw SQLCipherFormatError(error)
+    }
+}
+
 /// A new file written front to back, then flushed to the disk.
 final class FileWriter {
     let path: String

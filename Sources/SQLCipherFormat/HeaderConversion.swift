@@ -23,9 +23,9 @@ extension EncryptedDatabaseFile {
         convertedSettings.plaintextHeaderSize = plaintextHeaderSize
         try convertedSettings.validate()
         let converted = PageLayout(convertedSettings)
-        if let log = try WriteAheadLog.beside(path, pageSize: layout.pageSize) {
+        if let log = try readingFiles({ try WriteAheadLog.beside(path, pageSize: layout.pageSize) }) {
             var frames = 0
-            try log.scan({ _, _ in frames += 1 }, cutShort: { _, _ in })
+            try readingFiles { try log.scan({ _, _ in frames += 1 }, cutShort: { _, _ in }) }
             guard frames == 0 else { throw SQLCipherFormatError.unfinishedLog(path: path) }
         }
         let writer = try FileWriter(creating: output)

@@ -91,7 +91,7 @@ extension EncryptedDatabaseFile {
     public func verify(progress: (@Sendable (JobProgress) -> Void)? = nil, cancellation: JobCancellation? = nil) throws -> VerificationReport {
         var collector = DamageCollector()
         let pageSize = layout.pageSize
-        let log = try WriteAheadLog.beside(path, pageSize: pageSize)
+        let log = try readingFiles { try WriteAheadLog.beside(path, pageSize: pageSize) }
         let total = pageCount + Int((log?.reader.size ?? 0) / Int64(pageSize))
         var done = 0
         try forEachWindow { first, window in
@@ -130,14 +130,18 @@ extension EncryptedDatabaseFile {
     /// - returns: the frames of the current log, and the damage found.
     /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``.
     public func verifyLog() throws -> (frameCount: Int, damage: [PageDamage]) {
-        try verifyLog(WriteAheadLog.beside(path, pageSize: layout.pageSize))
+        try verifyLog(readingFiles { try WriteAheadLog.beside(path, pageSize: layout.pageSize) })
     }
 
     private func verifyLog(_ log: WriteAheadLog?) throws -> (frameCount: Int, damage: [PageDamage]) {
         guard let log else { return (0, []) }
+        return try readingFiles { try verifyFrames(of: log) }
+    }
+
+    private func verifyFrames(of log: WriteAheadLog) throws -> (frameCount: Int, damage: [PageDamage]) {
         var damage: [PageDamage] = []
         if !log.headerIsValid {
-            damage.append(PageDamage(page: nil, location: .wal(frame: 0), byteRange: 0..<Int64(WriteAheadLog.headerSize), kind: .badHeader))
+            damage.append(PageDamage(page: nil, location: .wal(frame: 0), byteRange: 0..<Int64(WriteAheadLogHeader.size), kind: .badHeader))
         }
         // Frames after the last commit are a transaction never committed, one
         // rolled back after it spilled to the log, or a frame a killed writer
@@ -159,49 +163,11 @@ extension EncryptedDatabaseFile {
         }, cutShort: { _, _ in })
         if let stop, try log.commitsWithTheLogsSalts(after: stop) > 0 {
             // A frame with neither the log's salts nor its chain, and commits of this log after it.
-            let start = Int64(WriteAheadLog.headerSize) + Int64(stop) * Int64(WriteAheadLog.frameHeaderSize + log.pageSize)
-            frameDamage.append((stop, PageDamage(page: nil, location: .wal(frame: stop),
-                                                 byteRange: start..<start + Int64(WriteAheadLog.frameHeaderSize + log.pageSize),
-                                                 kind: .walFrameHeader)))
+            frameDamage.append((stop, PageDamage(page: nil, location: .wal(frame: stop), byteRange: log.byteRange(ofFrame: stop), kind: .walFrameHeader)))
             lastCommit = Int.max
         }
         damage += frameDamage.filter { $0.index <= lastCommit }.map(\.damage)
         return (frames, damage)
-    }
-
-    /// Authenticates the frames SQLite would read from the `-wal` beside
-    /// `databasePath` (up to its last commit, before any break in the chain)
-    /// with `key`: those that do not authenticate mean the log is another
-    /// database's, or changed. Only the log is read, never the database
-    /// file, whose descriptor a plain open and close would take this
-    /// process's locks from; so the key's settings and the file's `salt` are
-    /// given, as the caller found them on page 1. Frames after the last
-    /// commit do not count: a writer may be appending them.
-    ///
-    /// - returns: how many frames authenticate, and the damage of those that do not.
-    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``,
-    ///   ``DBCryptCore/CipherError``.
-    public static func authenticateLog(besideDatabaseAt databasePath: String, key: DatabaseKey, salt: [UInt8],
-                                       settings: CipherSettings) throws -> (authenticated: Int, failing: [PageDamage]) {
-        try settings.validate()
-        let layout = PageLayout(settings)
-        guard let log = try WriteAheadLog.beside(databasePath, pageSize: layout.pageSize), log.headerIsValid else { return (0, []) }
-        let encryptionKey = try key.encryptionKey(salt: key.salt ?? salt, hash: layout.kdfHash, iterations: layout.kdfIterations)
-        let cipher = try PageCipher(encryptionKey: encryptionKey, salt: key.salt ?? salt, layout: layout)
-        guard cipher.authenticates else { return (0, []) }
-        var results: [(index: Int, damage: PageDamage?)] = []
-        var lastCommit = -1
-        var broken = false
-        try log.scan({ frame, page in
-            guard !broken else { return }
-            guard frame.headerMatches else { broken = true; return }
-            if frame.commitSize != 0 { lastCommit = frame.index }
-            let whole = frame.offset..<log.pageRange(of: frame).upperBound
-            results.append((frame.index, cipher.authenticates(page, number: frame.pageNumber) ? nil
-                : PageDamage(page: Int(frame.pageNumber), location: .wal(frame: frame.index), byteRange: whole, kind: .hmacMismatch)))
-        }, cutShort: { _, _ in })
-        let read = results.filter { $0.index <= lastCommit }
-        return (read.filter { $0.damage == nil }.count, read.compactMap(\.damage))
     }
 
     /// What is wrong with one whole page, or nil.

@@ -52,8 +52,6 @@ struct BackupRecord: Equatable {
     static let headerSize = 200
     /// How many of the header's bytes its MAC covers.
     private static let authenticatedSize = 168
-    static let frameHeaderSize = 24
-
     var number: UInt64
     var kind: Kind
     var isLastPart = false

@@ -1,5 +1,4 @@
 import Foundation
-import SQLCipherFormat
 
 extension ContinuousBackup {
     /// Which commit a restore rebuilds.
@@ -146,12 +145,18 @@ extension ContinuousBackup {
         throw BackupError.wrongKey(location: storage.location)
     }
 
-    /// Checks the restored file: every page's HMAC, with DBCrypt's page reader; then SQLite's quick check.
+    /// Checks the restored file: every page's HMAC, read with the core's page cipher; then SQLite's quick check.
     private static func checkRestored(_ path: String, key: DatabaseKey, settings: CipherSettings, source: String) throws {
-        let report = try EncryptedDatabaseFile(path: path, key: key, settings: settings).verify()
-        guard report.isIntact else {
+        let failing: [UInt32]
+        do {
+            let cipher = try PageCipher(key: key, salt: settings.fileSalt(path, key: key) ?? [], settings: settings)
+            failing = try cipher.unauthenticatedPages(of: FileReader(path: path), limit: 3)
+        } catch let error as FileError {
+            throw DatabaseError(error)
+        }
+        guard failing.isEmpty else {
             throw DatabaseError.verificationFailed(
-                path: source, reason: "the restored file has pages that do not authenticate: \(report.damage.prefix(3).map(\.description).joined(separator: "; "))")
+                path: source, reason: "the restored file has pages that do not authenticate: \(failing.map { "page \($0)" }.joined(separator: ", "))")
         }
         try SnapshotBackup.check(path, key: key, cipher: settings, source: source)
     }
@@ -179,7 +184,7 @@ private struct LogPosition {
         let sameLog = record.checkpointSequence == checkpointSequence && record.salts == salts
         let noLogYet = salts.allSatisfy { $0 == 0 }
         let continues = sameLog ? record.firstFrame == nextFrame && record.seed == seed
-            : record.firstFrame == 0 && (noLogYet || CommittedFrames.Generation.follows(
+            : record.firstFrame == 0 && (noLogYet || WriteAheadLogHeader.follows(
                 checkpointSequence: record.checkpointSequence, salts: record.salts, previous: (checkpointSequence, salts)))
         guard continues, record.commit == commit &+ 1 else {
             throw BackupError.damaged(location: location, reason: "record \(record.number) does not continue the log where the record before it left it")
@@ -207,7 +212,7 @@ private struct PageWriter {
     /// frame's salts and checksum; returns the last commit applied, stopping
     /// at `target`.
     func apply(_ payload: Data, of record: BackupRecord, position: inout LogPosition, until target: UInt64, location: String) throws -> UInt64 {
-        let frameSize = BackupRecord.frameHeaderSize + pageSize
+        let frameSize = WriteAheadLogFrame.headerSize + pageSize
         guard payload.count == Int(record.frameCount) * frameSize else {
             throw BackupError.damaged(location: location, reason: "record \(record.number) holds \(payload.count) bytes, not \(record.frameCount) frames")
         }
@@ -218,19 +223,16 @@ private struct PageWriter {
         var applied = record.commit - 1
         var seed = record.seed
         for index in 0..<Int(record.frameCount) {
-            let start = index * frameSize
-            let frame = payload[payload.startIndex + start..<payload.startIndex + start + frameSize]
-            let bytes = [UInt8](frame)
-            let sum = WriteAheadLogChecksum.of(bytes[24...], bigEndian: record.bigEndianChecksums,
-                                               seed: WriteAheadLogChecksum.of(bytes[0..<8], bigEndian: record.bigEndianChecksums, seed: seed))
-            guard Array(bytes[8..<16]) == record.salts,
-                  sum == (WriteAheadLogChecksum.word(bytes, 16, bigEndian: true), WriteAheadLogChecksum.word(bytes, 20, bigEndian: true)) else {
-                throw BackupError.damaged(location: location, reason: "frame \(Int(record.firstFrame) + index) of record \(record.number) fails its checksum")
+            let start = payload.startIndex + index * frameSize
+            let frame = Data(payload[start..<start + frameSize])
+            let (page, commitSize) = try frame.withUnsafeBytes { frame in
+                guard let sum = WriteAheadLogFrame.continuing(frame, salts: record.salts, seed: seed, bigEndian: record.bigEndianChecksums) else {
+                    throw BackupError.damaged(location: location, reason: "frame \(Int(record.firstFrame) + index) of record \(record.number) fails its checksum")
+                }
+                seed = sum
+                return (WriteAheadLogFrame.pageNumber(frame), WriteAheadLogFrame.commitSize(frame))
             }
-            seed = sum
-            let page = WriteAheadLogChecksum.word(bytes, 0, bigEndian: true)
-            try write(Data(bytes[24...]), at: Int64(page - 1) * Int64(pageSize))
-            let commitSize = WriteAheadLogChecksum.word(bytes, 4, bigEndian: true)
+            try write(frame.dropFirst(WriteAheadLogFrame.headerSize), at: Int64(page - 1) * Int64(pageSize))
             if commitSize != 0 {
                 applied = commit
                 if commit == target {
@@ -248,8 +250,7 @@ private struct PageWriter {
 
     private func lastCommitSize(_ payload: Data, frameSize: Int) -> UInt32? {
         guard payload.count >= frameSize else { return nil }
-        let start = payload.startIndex + payload.count - frameSize
-        let size = WriteAheadLogChecksum.word([UInt8](payload[start..<start + 8]), 4, bigEndian: true)
+        let size = Data(payload.suffix(frameSize)).withUnsafeBytes { WriteAheadLogFrame.commitSize($0) }
         return size == 0 ? nil : size
     }
 

@@ -124,7 +124,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         var previousMAC = [UInt8](repeating: 0, count: 32)
         /// The next commit's number.
         var nextCommit: UInt64 = 0
-        var generation: CommittedFrames.Generation?
+        var generation: WriteAheadLogHeader?
         var nextFrame = 0
         var seed: (UInt32, UInt32) = (0, 0)
         /// Whether the backup holds a complete snapshot it can continue from.
@@ -363,7 +363,7 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     private func shipFrames() throws {
         let wal = path + "-wal"
-        guard let generation = try CommittedFrames.generation(of: wal) else { return }
+        guard let generation = try DatabaseError.reading({ () throws(FileError) in try CommittedFrames.generation(of: wal) }) else { return }
         if generation != state.generation {
             // With a read always held, the log starts over only once every
             // frame of the one before was checkpointed, and so shipped; and
@@ -373,14 +373,16 @@ public final class ContinuousBackup: @unchecked Sendable {
             if let previous = state.generation, !state.needsSnapshot, !generation.follows(previous) { state.needsSnapshot = true }
             state.generation = generation
             state.nextFrame = 0
-            state.seed = generation.headerChecksum
+            state.seed = generation.checksum
         }
         pageSize = generation.pageSize
         guard !state.needsSnapshot else { return }
         // A backlog (the destination was down) goes in records of about 16 MiB.
         while true {
-            let frames = try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed,
-                                                  limit: max(1, (16 << 20) / (BackupRecord.frameHeaderSize + pageSize)))
+            let frames = try DatabaseError.reading { () throws(FileError) in
+                try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed,
+                                         limit: max(1, (16 << 20) / (WriteAheadLogFrame.headerSize + pageSize)))
+            }
             guard !frames.commits.isEmpty else { return }
             try ship(frames)
         }
@@ -506,20 +508,23 @@ public final class ContinuousBackup: @unchecked Sendable {
         lastSnapshot = catalog.snapshots.last(where: \.isComplete).map { Date(timeIntervalSince1970: Double($0.time) / 1000) }
         guard last.number == lastEntry.number else { return }
         state.previousMAC = last.mac
-        guard last.kind == .frames || last.isLastPart, let generation = try CommittedFrames.generation(of: path + "-wal"),
+        let wal = path + "-wal"
+        guard last.kind == .frames || last.isLastPart, let generation = try DatabaseError.reading({ () throws(FileError) in try CommittedFrames.generation(of: wal) }),
               generation.checkpointSequence == last.checkpointSequence, generation.salts == last.salts else { return }
         let (endFrame, endSeed): (Int, (UInt32, UInt32))
         if last.kind == .frames {
             endFrame = Int(last.firstFrame + last.frameCount)
-            endSeed = Self.chain(payload, generation: generation, count: Int(last.frameCount), seed: last.seed)
+            endSeed = payload.withUnsafeBytes {
+                WriteAheadLogFrame.chain($0, frameSize: WriteAheadLogFrame.headerSize + generation.pageSize, count: Int(last.frameCount),
+                                         seed: last.seed, bigEndian: generation.bigEndianChecksums)
+            }
         } else {
             endFrame = Int(last.firstFrame)
             endSeed = last.seed
         }
         // The log still holds those frames, unchanged, when its chain reaches the same checksum there.
-        let frames = try CommittedFrames.read(path + "-wal", generation: generation, from: 0, seed: generation.headerChecksum)
-        guard frames.frameCount >= endFrame,
-              Self.chain(frames.bytes, generation: generation, count: endFrame) == endSeed else { return }
+        let frames = try DatabaseError.reading { () throws(FileError) in try CommittedFrames.read(wal, generation: generation) }
+        guard frames.frameCount >= endFrame, frames.chain(through: endFrame) == endSeed else { return }
         state.generation = generation
         state.nextFrame = endFrame
         state.seed = endSeed
@@ -533,21 +538,6 @@ public final class ContinuousBackup: @unchecked Sendable {
         try storage.put(record.name, object)
         state.nextNumber += 1
         state.previousMAC = record.mac
-    }
-
-    /// The log's running checksum after the first `count` frames of `bytes`, from `seed` (the header's by default).
-    static func chain(_ bytes: Data, generation: CommittedFrames.Generation, count: Int, seed: (UInt32, UInt32)? = nil) -> (UInt32, UInt32) {
-        let frameSize = BackupRecord.frameHeaderSize + generation.pageSize
-        var sum = seed ?? generation.headerChecksum
-        bytes.withUnsafeBytes { bytes in
-            for index in 0..<min(count, bytes.count / frameSize) {
-                let start = index * frameSize
-                sum = WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: bytes[start + 24..<start + frameSize]), bigEndian: generation.bigEndianChecksums,
-                                               seed: WriteAheadLogChecksum.of(UnsafeRawBufferPointer(rebasing: bytes[start..<start + 8]),
-                                                                              bigEndian: generation.bigEndianChecksums, seed: sum))
-            }
-        }
-        return sum
     }
 
     /// Begins a read transaction that holds a snapshot, or leaves none when it fails.

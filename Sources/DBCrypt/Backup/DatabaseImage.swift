@@ -22,39 +22,33 @@ struct DatabaseImage {
     let end: (UInt32, UInt32)
     private let path: String
     private let file: FileReader
-    private let logged: Data
-    /// Where each page's latest frame's page starts in `logged`.
+    private let logged: CommittedFrames?
+    /// Where each page's latest frame's page starts in `logged`'s bytes.
     private let overlay: [UInt32: Int]
 
     /// The image of the database at `path`, with the first `frameLimit`
     /// frames of `generation` (every committed one when nil) laid over its
     /// file; nil when the log no longer holds that many.
     ///
-    /// - throws: ``BackupError/storageFailed(location:reason:)`` when the file or its log cannot be read.
-    init?(path: String, pageSize: Int, generation: CommittedFrames.Generation?, frameLimit: Int? = nil) throws {
-        do { file = try FileReader(path: path) } catch {
-            throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
-        }
+    /// - throws: ``DatabaseError`` when the file or its log cannot be read.
+    init?(path: String, pageSize: Int, generation: WriteAheadLogHeader?, frameLimit: Int? = nil) throws {
+        file = try DatabaseError.reading { () throws(FileError) in try FileReader(path: path) }
         self.path = path
         self.pageSize = pageSize
         var pages = UInt32(file.size / Int64(pageSize))
         var overlay: [UInt32: Int] = [:]
-        var logged = Data()
+        var logged: CommittedFrames?
         var count = 0
-        var end = generation?.headerChecksum ?? (0, 0)
+        var end = generation?.checksum ?? (0, 0)
         if let generation, frameLimit != 0 {
-            let frames = try CommittedFrames.read(path + "-wal", generation: generation, from: 0, seed: generation.headerChecksum)
+            let frames = try DatabaseError.reading { () throws(FileError) in try CommittedFrames.read(path + "-wal", generation: generation) }
             count = frameLimit ?? frames.frameCount
             guard frames.frameCount >= count else { return nil }
-            let frameSize = BackupRecord.frameHeaderSize + pageSize
-            logged = frames.bytes.prefix(count * frameSize)
-            logged.withUnsafeBytes { bytes in
-                for index in 0..<count {
-                    overlay[WriteAheadLogChecksum.word(bytes, index * frameSize, bigEndian: true)] = index * frameSize + BackupRecord.frameHeaderSize
-                }
-            }
-            if let last = frames.commits.last(where: { $0.frame < count }) { pages = last.databasePages }
-            end = count == frames.frameCount ? frames.end : ContinuousBackup.chain(logged, generation: generation, count: count)
+            let latest = frames.latestPages(through: count)
+            overlay = latest.pages
+            pages = latest.databasePages ?? pages
+            end = frames.chain(through: count)
+            logged = frames
         }
         self.pages = pages
         self.frameCount = count
@@ -65,22 +59,19 @@ struct DatabaseImage {
 
     /// Copies pages `first...last` (numbered from 1) into `buffer`, which holds exactly them.
     ///
-    /// - throws: ``BackupError/storageFailed(location:reason:)``.
+    /// - throws: ``DatabaseError`` when the file cannot be read.
     func read(_ first: UInt32, through last: UInt32, into buffer: UnsafeMutableRawBufferPointer) throws {
         guard first <= last else { return }
         for page in first...last {
             let at = Int(page - first) * pageSize
             let target = UnsafeMutableRawBufferPointer(rebasing: buffer[at..<at + pageSize])
-            if let offset = overlay[page] {
-                logged.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
+            if let logged, let offset = overlay[page] {
+                logged.bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
                 continue
             }
-            let got: Int
-            do { got = try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) } catch {
-                throw BackupError.storageFailed(location: path, reason: "the database cannot be read: \(error)")
-            }
+            let got = try DatabaseError.reading { () throws(FileError) in try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) }
             guard got == pageSize else {
-                throw BackupError.storageFailed(location: path, reason: "page \(page) was cut short while it was read")
+                throw DatabaseError.cannotOpen(path: path, reason: "page \(page) was cut short while it was read")
             }
         }
     }

@@ -103,7 +103,7 @@ struct SnapshotBackup {
         try reader.connection.run("BEGIN DEFERRED")
         defer { try? reader.connection.run("COMMIT") }
         _ = try reader.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
-        let generation = try CommittedFrames.generation(of: path + "-wal")
+        let generation = try DatabaseError.reading { () throws(FileError) in try CommittedFrames.generation(of: path + "-wal") }
         guard let image = try DatabaseImage(path: path, pageSize: generation?.pageSize ?? cipher.effectivePageSize, generation: generation)
               ?? DatabaseImage(path: path, pageSize: cipher.effectivePageSize, generation: nil) else {
             throw DatabaseError.cannotOpen(path: path, reason: "its pages cannot be read")

@@ -321,3 +321,16 @@ extension DatabaseError {
         }
     }
 }
+
+extension DatabaseError {
+    /// `body`'s result, with a file it could not open or read (read through
+    /// the core) thrown in DBCrypt's terms.
+    static func reading<T>(_ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw DatabaseError(error)
+        }
+    }
+}
+

@@ -1,5 +1,4 @@
 import Foundation
-import SQLCipherFormat
 
 /// The `-wal` beside a database, looked at before SQLite opens it.
 ///
@@ -16,15 +15,15 @@ enum WriteAheadLogFile {
     ///
     /// - throws: ``DatabaseError/damagedWriteAheadLog(path:reason:)``.
     static func requireIntact(besideDatabaseAt path: String) throws {
-        guard hasFrames(besideDatabaseAt: path), (try? WriteAheadLogDamage.find(besideDatabaseAt: path)) != nil,
-              let damage = try? WriteAheadLogDamage.find(besideDatabaseAt: path) else { return }
+        guard hasFrames(besideDatabaseAt: path), (try? WriteAheadLogDamage.search(besideDatabaseAt: path)) != nil,
+              let damage = try? WriteAheadLogDamage.search(besideDatabaseAt: path) else { return }
         throw DatabaseError.damagedWriteAheadLog(path: path, reason: damage.description)
     }
 
     /// Throws when a frame SQLite would read from the log beside `path` does
     /// not authenticate with `key` under `settings` (which open the file
     /// alone): the log is another database's, or was changed. Read with
-    /// DBCrypt's page reader, before any connection opens the log, so that
+    /// the core's reader of the log, before any connection opens it, so that
     /// neither the log nor its index is touched; the file's salt is read
     /// by the core's file reader, which keeps this process's locks. A raw
     /// key with its salt (a passphrase derived once) costs no key
@@ -52,9 +51,9 @@ enum WriteAheadLogFile {
     /// the file has no salt or the log cannot be read.
     private static func authenticate(
         besideDatabaseAt path: String, key: DatabaseKey, settings: CipherSettings
-    ) -> (authenticated: Int, failing: [PageDamage])? {
-        guard let salt = settings.fileSalt(path, key: key) else { return nil }
-        return try? EncryptedDatabaseFile.authenticateLog(besideDatabaseAt: path, key: key, salt: salt, settings: settings)
+    ) -> (authenticated: Int, failing: [WriteAheadLog.Frame])? {
+        guard let salt = settings.fileSalt(path, key: key), let cipher = try? PageCipher(key: key, salt: salt, settings: settings) else { return nil }
+        return try? WriteAheadLog.authenticate(besideDatabaseAt: path, with: cipher)
     }
 
     /// Whether a connection of another process has the log beside `path`

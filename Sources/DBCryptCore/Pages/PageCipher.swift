@@ -1,5 +1,4 @@
 import CPrimitives
-import DBCryptCore
 
 /// One file's page keys and layout: authenticates, decrypts and encrypts
 /// its pages exactly as SQLCipher does (`sqlcipher_page_cipher`).
@@ -9,10 +8,10 @@ import DBCryptCore
 /// is AES-256-CBC without padding under the IV; the HMAC covers the
 /// encrypted content and the IV, then the page number in four bytes.
 /// One thread at a time.
-final class PageCipher {
-    let layout: PageLayout
+package final class PageCipher {
+    package let layout: PageLayout
     /// The AES key, kept for a copy of the file with other settings (a new plaintext header).
-    let encryptionKey: SecretBytes
+    package let encryptionKey: SecretBytes
     private let cipher: OpaquePointer
     /// Nil for files with no HMAC (SQLCipher 1).
     private let hmac: OpaquePointer?
@@ -22,7 +21,7 @@ final class PageCipher {
     /// XOR the mask, 2 iterations).
     ///
     /// - throws: ``DBCryptCore/CipherError/invalidSetting(name:reason:)`` when OpenSSL cannot make the keys.
-    init(encryptionKey: SecretBytes, salt: [UInt8], layout: PageLayout) throws {
+    package init(encryptionKey: SecretBytes, salt: [UInt8], layout: PageLayout) throws {
         self.layout = layout
         self.encryptionKey = encryptionKey
         var hmacKey = [UInt8](repeating: 0, count: 32)
@@ -44,20 +43,33 @@ final class PageCipher {
         self.hmac = hmac
     }
 
+    /// The page keys of a file with `salt`, opened with `key` under
+    /// `settings`: the key derived once (a raw key with its own salt costs
+    /// no derivation, and its salt wins).
+    ///
+    /// - throws: ``CipherError`` for settings out of range or keys OpenSSL cannot make.
+    package convenience init(key: DatabaseKey, salt: [UInt8], settings: CipherSettings) throws {
+        try settings.validate()
+        let layout = PageLayout(settings)
+        let salt = key.salt ?? salt
+        try self.init(encryptionKey: key.encryptionKey(salt: salt, hash: layout.kdfHash, iterations: layout.kdfIterations),
+                      salt: salt, layout: layout)
+    }
+
     deinit {
         dbcrypt_cbc_key_free(cipher)
         dbcrypt_hmac_key_free(hmac)
     }
 
     /// Where page `number`'s encrypted content begins.
-    func contentStart(_ number: UInt32) -> Int { number == 1 ? layout.firstPageOffset : 0 }
+    package func contentStart(_ number: UInt32) -> Int { number == 1 ? layout.firstPageOffset : 0 }
 
     /// Whether a page carries an HMAC at all (not in SQLCipher 1 files).
-    var authenticates: Bool { layout.hmacHash != nil }
+    package var authenticates: Bool { layout.hmacHash != nil }
 
     /// Whether `page` (one whole page) is page `number` as written with these
     /// keys. Always false for files with no HMAC.
-    func authenticates(_ page: UnsafeRawBufferPointer, number: UInt32) -> Bool {
+    package func authenticates(_ page: UnsafeRawBufferPointer, number: UInt32) -> Bool {
         guard let hash = layout.hmacHash, let hmac, page.count == layout.pageSize else { return false }
         let start = contentStart(number), ivEnd = layout.contentEnd + 16
         var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -68,10 +80,36 @@ final class PageCipher {
         }
     }
 
+    /// The first `limit` pages of the file `reader` reads that do not
+    /// authenticate with these keys (the lock-byte page, which SQLite never
+    /// writes, aside; a last page the file ends inside counts), read 1 MiB
+    /// at a time. Empty for files with no HMAC.
+    ///
+    /// - throws: ``FileError`` when the file cannot be read.
+    package func unauthenticatedPages(of reader: FileReader, limit: Int = 10) throws(FileError) -> [UInt32] {
+        guard authenticates else { return [] }
+        let pageSize = layout.pageSize
+        let windowPages = max(1, (1 << 20) / pageSize)
+        let window = UnsafeMutableRawBufferPointer.allocate(byteCount: windowPages * pageSize, alignment: 16)
+        defer { window.deallocate() }
+        var failing: [UInt32] = []
+        var first = 1
+        while Int64(first - 1) * Int64(pageSize) < reader.size && failing.count < limit {
+            let got = try reader.read(into: window, at: Int64(first - 1) * Int64(pageSize))
+            guard got > 0 else { break }
+            for index in 0..<(got + pageSize - 1) / pageSize where first + index != layout.lockBytePage {
+                let page = UnsafeRawBufferPointer(rebasing: window[index * pageSize..<min((index + 1) * pageSize, got)])
+                if !authenticates(page, number: UInt32(first + index)) { failing.append(UInt32(first + index)) }
+            }
+            first += windowPages
+        }
+        return Array(failing.prefix(limit))
+    }
+
     /// Decrypts page `number` into `out` (a page's size): the content in place,
     /// the reserve zeroed; bytes before the content (page 1's salt or header)
     /// are left for the caller. Does not authenticate. False if OpenSSL failed.
-    func decrypt(_ page: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
+    package func decrypt(_ page: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
         let start = contentStart(number), end = layout.contentEnd
         guard page.count == layout.pageSize, out.count == layout.pageSize else { return false }
         guard dbcrypt_cbc(cipher, 0, page.baseAddress! + end, page.baseAddress! + start, out.baseAddress! + start, end - start) == 1 else {
@@ -84,7 +122,7 @@ final class PageCipher {
     /// Encrypts the plaintext page `number` into `out` under a fresh random
     /// IV, with its HMAC and random padding, as SQLCipher writes it; bytes
     /// before the content are left for the caller. False if OpenSSL failed.
-    func encrypt(_ plain: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
+    package func encrypt(_ plain: UnsafeRawBufferPointer, number: UInt32, into out: UnsafeMutableRawBufferPointer) -> Bool {
         let start = contentStart(number), end = layout.contentEnd
         guard plain.count == layout.pageSize, out.count == layout.pageSize else { return false }
         var generator = SystemRandomNumberGenerator()

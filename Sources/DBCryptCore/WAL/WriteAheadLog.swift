@@ -2,71 +2,63 @@
 /// section 4): a 32-byte header, then frames of a 24-byte header and one
 /// page image each, chained by a running checksum. SQLCipher writes the page
 /// images encrypted, exactly as it writes them to the database file.
-struct WriteAheadLog {
+package struct WriteAheadLog {
     /// One frame whose salts match the log's header: part of the current log.
-    struct Frame {
+    package struct Frame {
         /// Its position in the log, from 0.
-        let index: Int
+        package let index: Int
         /// The page it holds.
-        let pageNumber: UInt32
+        package let pageNumber: UInt32
         /// For a commit frame, the database's size in pages after the commit; else 0.
-        let commitSize: UInt32
+        package let commitSize: UInt32
         /// Where the frame (its header) starts in the file.
-        let offset: Int64
+        package let offset: Int64
         /// Whether its checksum continues the chain and its salts are the
         /// header's, as SQLite requires of every frame it reads.
-        let headerMatches: Bool
+        package let headerMatches: Bool
     }
 
-    static let headerSize = 32
-    static let frameHeaderSize = 24
-
-    let reader: SourceFile
-    let pageSize: Int
-    /// Whether the header's magic, version, page size and checksum are SQLite's.
-    let headerIsValid: Bool
-    private let bigEndianChecksums: Bool
-    private let salts: [UInt8]
-    /// The checksum the header stores, and the one computed over its bytes
-    /// (they differ when the header is damaged).
-    private let headerChecksum: (UInt32, UInt32), computedHeaderChecksum: (UInt32, UInt32)
-    /// The header's checksum in the other byte order, for a damaged magic.
-    private let otherOrderHeaderChecksum: (UInt32, UInt32)
+    package let reader: FileReader
+    package let pageSize: Int
+    /// The header, as far as the file holds one.
+    private let header: WriteAheadLogHeader?
+    /// Whether the header is SQLite's, for pages of ``pageSize``.
+    package let headerIsValid: Bool
 
     /// The log beside `databasePath`, or nil when there is none or it is empty.
     ///
-    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)``.
-    static func beside(_ databasePath: String, pageSize: Int) throws -> WriteAheadLog? {
-        let reader: SourceFile
+    /// - throws: ``FileError`` when it cannot be read.
+    package static func beside(_ databasePath: String, pageSize: Int) throws(FileError) -> WriteAheadLog? {
+        let reader: FileReader
         do {
-            reader = try SourceFile(path: databasePath + "-wal")
-        } catch SQLCipherFormatError.fileNotFound {
+            reader = try FileReader(path: databasePath + "-wal")
+        } catch .notFound {
             return nil
         }
         guard reader.size > 0 else { return nil }
         return try WriteAheadLog(reader: reader, pageSize: pageSize)
     }
 
-    init(reader: SourceFile, pageSize: Int) throws {
+    package init(reader: FileReader, pageSize: Int) throws(FileError) {
         self.reader = reader
         self.pageSize = pageSize
-        let header = try reader.read(Self.headerSize, at: 0)
-        let magic = header.count == 32 ? WriteAheadLogChecksum.word(header, 0, bigEndian: true) : 0
-        bigEndianChecksums = magic & 1 == 1
-        salts = header.count == 32 ? Array(header[16..<24]) : []
-        let computed = header.count == 32 ? WriteAheadLogChecksum.of(header[0..<24], bigEndian: bigEndianChecksums, seed: (0, 0)) : (0, 0)
-        headerChecksum = header.count == 32 ? (WriteAheadLogChecksum.word(header, 24, bigEndian: true), WriteAheadLogChecksum.word(header, 28, bigEndian: true)) : (0, 0)
-        computedHeaderChecksum = computed
-        otherOrderHeaderChecksum = header.count == 32 ? WriteAheadLogChecksum.of(header[0..<24], bigEndian: !bigEndianChecksums, seed: (0, 0)) : (0, 0)
-        headerIsValid = header.count == 32 && magic & ~1 == 0x377f_0682 && WriteAheadLogChecksum.word(header, 4, bigEndian: true) == 3_007_000
-            && WriteAheadLogChecksum.word(header, 8, bigEndian: true) == UInt32(pageSize == 65536 ? 1 : pageSize)
-            && computed == (WriteAheadLogChecksum.word(header, 24, bigEndian: true), WriteAheadLogChecksum.word(header, 28, bigEndian: true))
+        header = WriteAheadLogHeader(try reader.read(WriteAheadLogHeader.size, at: 0))
+        headerIsValid = header.map { $0.isValid && $0.pageSize == pageSize } ?? false
     }
 
+    /// The size of one frame: its header and a page.
+    package var frameSize: Int { WriteAheadLogFrame.headerSize + pageSize }
+
     /// The bytes of frame `index`'s page image.
-    func pageRange(of frame: Frame) -> Range<Int64> {
-        let start = frame.offset + Int64(Self.frameHeaderSize)
+    package func pageRange(of frame: Frame) -> Range<Int64> {
+        let start = frame.offset + Int64(WriteAheadLogFrame.headerSize)
         return start..<start + Int64(pageSize)
+    }
+
+    /// The bytes of frame `index`, header and page.
+    package func byteRange(ofFrame index: Int) -> Range<Int64> {
+        let start = Int64(WriteAheadLogHeader.size) + Int64(index) * Int64(frameSize)
+        return start..<start + Int64(frameSize)
     }
 
     /// Calls `visit` with each frame of the current log and its page image, in
@@ -84,51 +76,42 @@ struct WriteAheadLog {
     /// - returns: the index of the frame the scan stopped at, when it stopped
     ///   before the end of the file.
     @discardableResult
-    func scan(_ visit: (Frame, UnsafeRawBufferPointer) throws -> Void, cutShort: (Int, Range<Int64>) throws -> Void) throws -> Int? {
-        guard reader.size >= Int64(Self.headerSize) else { return nil }
-        let frameSize = Self.frameHeaderSize + pageSize
+    package func scan(_ visit: (Frame, UnsafeRawBufferPointer) throws -> Void, cutShort: (Int, Range<Int64>) throws -> Void) throws -> Int? {
+        guard let header else { return nil }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: frameSize, alignment: 16)
         defer { buffer.deallocate() }
-        var chain = headerIsValid ? [headerChecksum] : [headerChecksum, computedHeaderChecksum]
-        var salts = self.salts
-        var bigEndianChecksums = self.bigEndianChecksums
+        var chain = headerIsValid ? [header.checksum] : [header.checksum, header.computedChecksum]
+        var salts = header.salts
+        var bigEndian = header.bigEndianChecksums
         var index = 0
-        var offset = Int64(Self.headerSize)
+        var offset = Int64(WriteAheadLogHeader.size)
         while offset < reader.size {
             let got = try reader.read(into: buffer, at: offset)
             guard got == frameSize else {
                 try cutShort(index, offset..<reader.size)
                 return nil
             }
-            let header = UnsafeRawBufferPointer(rebasing: buffer[0..<Self.frameHeaderSize])
-            let page = UnsafeRawBufferPointer(rebasing: buffer[Self.frameHeaderSize...])
-            let stored = (WriteAheadLogChecksum.word(header, 16, bigEndian: true), WriteAheadLogChecksum.word(header, 20, bigEndian: true))
+            let frame = UnsafeRawBufferPointer(buffer)
+            let stored = WriteAheadLogFrame.storedChecksum(frame)
             // After a damaged frame the chain goes on from its stored checksum
             // (its bytes were changed) or from the one computed (its stored
             // checksum was): whichever the next frame continues.
-            let computed = chain.map { seed in
-                WriteAheadLogChecksum.of(page[...], bigEndian: bigEndianChecksums,
-                              seed: WriteAheadLogChecksum.of(header[0..<8], bigEndian: bigEndianChecksums, seed: seed))
-            }
+            let computed = chain.map { WriteAheadLogFrame.checksum(frame, seed: $0, bigEndian: bigEndian) }
             var continues = computed.contains { $0 == stored }
             if index == 0, !headerIsValid, !continues {
                 // The magic's byte order bit may be the damaged part.
-                let other = [headerChecksum, otherOrderHeaderChecksum].map { seed in
-                    WriteAheadLogChecksum.of(page[...], bigEndian: !bigEndianChecksums,
-                                  seed: WriteAheadLogChecksum.of(header[0..<8], bigEndian: !bigEndianChecksums, seed: seed))
-                }
+                let other = [header.checksum, header.otherOrderChecksum].map { WriteAheadLogFrame.checksum(frame, seed: $0, bigEndian: !bigEndian) }
                 if other.contains(where: { $0 == stored }) {
-                    bigEndianChecksums.toggle()
+                    bigEndian.toggle()
                     continues = true
                 }
             }
-            if index == 0, !headerIsValid, continues { salts = Array(header[8..<16]) }
-            let saltsMatch = header[8..<16].elementsEqual(salts)
+            if index == 0, !headerIsValid, continues { salts = Array(frame[8..<16]) }
+            let saltsMatch = WriteAheadLogFrame.hasSalts(frame, salts)
             guard saltsMatch || continues else { return index }
-            let frame = Frame(index: index, pageNumber: WriteAheadLogChecksum.word(header, 0, bigEndian: true),
-                              commitSize: WriteAheadLogChecksum.word(header, 4, bigEndian: true), offset: offset,
-                              headerMatches: saltsMatch && continues)
-            try visit(frame, page)
+            try visit(Frame(index: index, pageNumber: WriteAheadLogFrame.pageNumber(frame), commitSize: WriteAheadLogFrame.commitSize(frame),
+                            offset: offset, headerMatches: saltsMatch && continues),
+                      UnsafeRawBufferPointer(rebasing: frame[WriteAheadLogFrame.headerSize...]))
             chain = continues ? [stored] : [stored] + computed
             index += 1
             offset += Int64(frameSize)
@@ -143,18 +126,42 @@ struct WriteAheadLog {
     /// SQLite will never read. Unless a writer is appending meanwhile: when
     /// `stop` carries the log's salts by the end of the count, it was being
     /// written over, and none counts.
-    func commitsWithTheLogsSalts(after stop: Int) throws -> Int {
-        let frameSize = Int64(Self.frameHeaderSize + pageSize)
-        var commits = 0
-        let stopOffset = Int64(Self.headerSize) + Int64(stop) * frameSize
-        var offset = stopOffset + frameSize
-        while offset + frameSize <= reader.size {
-            let header = try reader.read(Self.frameHeaderSize, at: offset)
-            if Array(header[8..<16]) == salts && WriteAheadLogChecksum.word(header, 4, bigEndian: true) != 0 { commits += 1 }
-            offset += frameSize
+    package func commitsWithTheLogsSalts(after stop: Int) throws(FileError) -> Int {
+        guard let salts = header?.salts else { return 0 }
+        func hasSalts(_ frameHeader: [UInt8]) -> Bool {
+            frameHeader.count == WriteAheadLogFrame.headerSize && Array(frameHeader[8..<16]) == salts
         }
-        let stopHeader = try reader.read(Self.frameHeaderSize, at: stopOffset)
-        return stopHeader.count == Self.frameHeaderSize && Array(stopHeader[8..<16]) == salts ? 0 : commits
+        var commits = 0
+        var index = stop + 1
+        while byteRange(ofFrame: index).upperBound <= reader.size {
+            let frameHeader = try reader.read(WriteAheadLogFrame.headerSize, at: byteRange(ofFrame: index).lowerBound)
+            if hasSalts(frameHeader) && WriteAheadLogChecksum.word(frameHeader, 4, bigEndian: true) != 0 { commits += 1 }
+            index += 1
+        }
+        return hasSalts(try reader.read(WriteAheadLogFrame.headerSize, at: byteRange(ofFrame: stop).lowerBound)) ? 0 : commits
+    }
+
+    /// Authenticates the frames SQLite would read from the log beside
+    /// `databasePath` (up to its last commit, before any break in the chain)
+    /// with `cipher`: frames that do not authenticate mean the log is
+    /// another database's, or changed. Frames after the last commit do not
+    /// count: a writer may be appending them.
+    ///
+    /// - returns: how many frames authenticate, and those that do not.
+    /// - throws: ``FileError`` when the log cannot be read.
+    package static func authenticate(besideDatabaseAt databasePath: String, with cipher: PageCipher) throws -> (authenticated: Int, failing: [Frame]) {
+        guard cipher.authenticates, let log = try beside(databasePath, pageSize: cipher.layout.pageSize), log.headerIsValid else { return (0, []) }
+        var results: [(frame: Frame, authentic: Bool)] = []
+        var lastCommit = -1
+        var broken = false
+        try log.scan({ frame, page in
+            guard !broken else { return }
+            guard frame.headerMatches else { broken = true; return }
+            if frame.commitSize != 0 { lastCommit = frame.index }
+            results.append((frame, cipher.authenticates(page, number: frame.pageNumber)))
+        }, cutShort: { _, _ in })
+        let read = results.filter { $0.frame.index <= lastCommit }
+        return (read.filter(\.authentic).count, read.filter { !$0.authentic }.map(\.frame))
     }
 }
 
@@ -176,6 +183,12 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
     /// The committed transactions from that point on that SQLite would drop.
     public let lostCommits: Int
 
+    /// Damage from its parts.
+    public init(frame: Int?, lostCommits: Int) {
+        self.frame = frame
+        self.lostCommits = lostCommits
+    }
+
     /// "frame 3 is damaged (2 committed transactions from there on would be lost)".
     public var description: String {
         let place = frame.map { "frame \($0) is damaged" } ?? "its header is damaged"
@@ -185,27 +198,19 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
     /// The damage of the `-wal` beside `databasePath`, or nil when there is
     /// no log or SQLite reads every committed transaction in it.
     ///
-    /// - throws: ``SQLCipherFormatError/cannotRead(path:reason:)`` when the log cannot be read.
-    public static func find(besideDatabaseAt databasePath: String) throws -> WriteAheadLogDamage? {
-        let reader: SourceFile
-        do {
-            reader = try SourceFile(path: databasePath + "-wal")
-        } catch SQLCipherFormatError.fileNotFound {
-            return nil
-        }
-        let header = try reader.read(WriteAheadLog.headerSize, at: 0)
-        guard header.count == WriteAheadLog.headerSize else { return nil }
-        let stated = Int(WriteAheadLogChecksum.word(header, 8, bigEndian: true))
-        let pageSize = stated == 1 ? 65536 : stated
-        guard CipherSettings.pageSizes.contains(pageSize) else {
+    /// - throws: ``FileError`` when the log cannot be read.
+    package static func search(besideDatabaseAt databasePath: String) throws -> WriteAheadLogDamage? {
+        let path = databasePath + "-wal"
+        guard let start = try FileReader.start(of: path, count: WriteAheadLogHeader.size), let header = WriteAheadLogHeader(start) else { return nil }
+        let reader = try FileReader(path: path)
+        guard CipherSettings.pageSizes.contains(header.pageSize) else {
             // No frame can be told apart. With SQLite's magic, a log longer
             // than its header held some; without it (zeros after a power
             // loss, say) this is no log, and SQLite ignores it too.
-            let frameSize = Int64(WriteAheadLog.frameHeaderSize + 512)
-            let isLog = WriteAheadLogChecksum.word(header, 0, bigEndian: true) & ~1 == 0x377f_0682
-            return isLog && reader.size >= Int64(WriteAheadLog.headerSize) + frameSize ? WriteAheadLogDamage(frame: nil, lostCommits: 1) : nil
+            let smallestFrame = Int64(WriteAheadLogHeader.size + WriteAheadLogFrame.headerSize + 512)
+            return header.hasMagic && reader.size >= smallestFrame ? WriteAheadLogDamage(frame: nil, lostCommits: 1) : nil
         }
-        let log = try WriteAheadLog(reader: reader, pageSize: pageSize)
+        let log = try WriteAheadLog(reader: reader, pageSize: header.pageSize)
         var chain = ChainBreak(headerIsValid: log.headerIsValid)
         if let stop = try log.scan({ frame, _ in chain.visit(frame) }, cutShort: { _, _ in }) {
             chain.stopped(at: stop, commitsAfter: try log.commitsWithTheLogsSalts(after: stop))
@@ -218,7 +223,7 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
 /// Where SQLite stops reading a log, fed its frames in order: the first
 /// frame that breaks the chain (or the header, when it is damaged), and how
 /// many commits follow that point, which SQLite would drop.
-struct ChainBreak {
+private struct ChainBreak {
     let headerIsValid: Bool
     /// The first frame that breaks the chain, or -1 for a damaged header.
     private(set) var firstBroken: Int?

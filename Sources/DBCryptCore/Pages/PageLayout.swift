@@ -1,26 +1,26 @@
 /// ``CipherSettings`` resolved for reading pages: every value in effect,
 /// none optional, and the layout of a page that follows from them.
-struct PageLayout: Hashable {
+package struct PageLayout: Hashable {
     /// Bytes per page: a power of two from 512 to 65,536.
-    var pageSize: Int
+    package var pageSize: Int
     /// PBKDF2 iterations that turn a passphrase into the encryption key.
-    var kdfIterations: Int
+    package var kdfIterations: Int
     /// The hash of that PBKDF2 (and of the HMAC key's).
-    var kdfHash: CipherHash
+    package var kdfHash: CipherHash
     /// The hash of every page's HMAC, or nil for files with no HMAC (SQLCipher 1).
-    var hmacHash: CipherHash?
+    package var hmacHash: CipherHash?
     /// Bytes at the start of page 1 kept in the clear: 0 for a standard
     /// file, whose first 16 bytes are its salt.
-    var plaintextHeaderSize: Int
+    package var plaintextHeaderSize: Int
     /// How the page number enters the HMAC.
-    var hmacPageNumber: PageNumberEncoding
+    package var hmacPageNumber: PageNumberEncoding
     /// The byte the salt is XORed with to derive the HMAC key.
-    var hmacSaltMask: UInt8
+    package var hmacSaltMask: UInt8
     /// PBKDF2 iterations from the encryption key to the HMAC key.
-    var hmacKDFIterations: Int
+    package var hmacKDFIterations: Int
 
     /// The values `settings` put in effect.
-    init(_ settings: CipherSettings) {
+    package init(_ settings: CipherSettings) {
         pageSize = settings.effectivePageSize
         kdfIterations = settings.effectiveKDFIterations
         kdfHash = settings.effectiveKDFHash
@@ -33,7 +33,7 @@ struct PageLayout: Hashable {
 
     /// The settings, as the public API states them: the standard format
     /// whose hash the key derivation uses, and whatever differs from it.
-    var settings: CipherSettings {
+    package var settings: CipherSettings {
         let format: CipherSettings.Format = kdfHash == .sha1 ? .sqlcipher3 : .sqlcipher4
         let formatHash: CipherHash = format == .sqlcipher4 ? .sha512 : .sha1
         var settings = CipherSettings(
@@ -49,16 +49,16 @@ struct PageLayout: Hashable {
 
     /// Bytes at the end of every page that hold its IV and HMAC: their sizes
     /// rounded up to a multiple of the AES block (80 for SQLCipher 4, 48 for 2 and 3, 16 for 1).
-    var reserveSize: Int { (16 + (hmacHash?.digestSize ?? 0) + 15) / 16 * 16 }
+    package var reserveSize: Int { (16 + (hmacHash?.digestSize ?? 0) + 15) / 16 * 16 }
 
     /// Where page 1's encrypted bytes begin: after the salt or the plaintext header.
-    var firstPageOffset: Int { plaintextHeaderSize > 0 ? plaintextHeaderSize : 16 }
+    package var firstPageOffset: Int { plaintextHeaderSize > 0 ? plaintextHeaderSize : 16 }
 
     /// The page that holds SQLite's lock bytes (the 512 bytes at 1 GiB):
     /// SQLite never writes it, so SQLCipher never encrypts it, and a file
     /// past 1 GiB holds whatever the file system left there.
-    var lockBytePage: Int { 0x4000_0000 / pageSize + 1 }
+    package var lockBytePage: Int { 0x4000_0000 / pageSize + 1 }
 
     /// Where every page's encrypted bytes end and its IV begins.
-    var contentEnd: Int { pageSize - reserveSize }
+    package var contentEnd: Int { pageSize - reserveSize }
 }
