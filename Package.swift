@@ -118,7 +118,10 @@ let package = Package(
             dependencies: ["DBCryptSeal", "CPrimitives", "DBCryptTestHelper", "TestFixtures"]
         ),
         .testTarget(name: "SQLCipherFormatTests", dependencies: ["SQLCipherFormat", "CPrimitives", "DBCrypt", "TestFixtures"]),
-        .testTarget(name: "DBCryptKeyStoreTests", dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "DBCryptTestHelper", "TestFixtures"]),
+        .testTarget(
+            name: "DBCryptKeyStoreTests",
+            dependencies: ["DBCryptKeyStore", "DBCrypt", "DBCryptSeal", "SQLCipherFormat", "DBCryptTestHelper", "TestFixtures"]
+        ),
         // DBCryptSQLKit against sql-kit's own benchmark suite, and its sessions, values and logs (trait SQLKit).
         .testTarget(
             name: "DBCryptSQLKitTests",

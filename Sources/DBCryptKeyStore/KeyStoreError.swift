@@ -43,9 +43,21 @@ public enum KeyStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-extension KeyStoreError: LocalizedError {
-    /// The same sentence as ``description``, so `localizedDescription` says it too.
-    public var errorDescription: String? { description }
+extension KeyStoreError: DBCryptError {
+    /// What kind of failure this is: ``DBCryptErrorCategory/storage`` for a
+    /// store that cannot be reached, is locked or refuses a change,
+    /// ``DBCryptErrorCategory/wrongKey`` for an item that is not a key (the
+    /// store's wrong key),
+    /// ``DBCryptErrorCategory/misuse`` for a credential others may read.
+    public var category: DBCryptErrorCategory {
+        switch self {
+        case .unavailable, .locked, .writeRefused: .storage
+        case .notFound: .notFound
+        case .alreadyExists: .exists
+        case .notAKey: .wrongKey
+        case .exposed: .misuse
+        }
+    }
 }
 
 extension String {

@@ -45,43 +45,34 @@ public struct ServiceCredentials: KeyStore {
     ///   may read or change; ``KeyStoreError/notAKey(store:item:reason:)``.
     public func loadKey(service: String, account: String) throws -> DatabaseKey? {
         let path = try self.path(of: account)
-        // Non-blocking: a FIFO put there is refused below, not waited on.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        // The checks are on what is read, not on the name.
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        let file: FileReader
+        do throws(FileError) {
+            // A FIFO is refused, not waited on; the checks are on what is opened, not on the name.
+            file = try FileReader(path: path)
+        } catch .notFound {
+            return nil
+        } catch .isDirectory, .notRegularFile {
             throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) is not a regular file")
+        } catch {
+            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(error.reason)")
         }
         // Others may not read it, nor its group change it. Its group may
         // read it: systemd grants the service's user with an access control
         // list, whose mask shows in the group's bits (0440).
-        guard info.st_mode & 0o027 == 0 else { throw KeyStoreError.exposed(path: path, mode: UInt16(info.st_mode & 0o7777)) }
+        guard file.permissions & 0o027 == 0 else { throw KeyStoreError.exposed(path: path, mode: file.permissions) }
         // A credential holds at most 1 MiB (systemd's own limit).
-        let limit = 1 << 20
-        guard info.st_size <= limit else {
-            throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) holds \(info.st_size) bytes, more than a key")
+        guard file.size <= 1 << 20 else {
+            throw KeyStoreError.notAKey(store: name, item: account, reason: "\(path) holds \(file.size) bytes, more than a key")
         }
-        var done = 0, failure: Int32 = 0
-        let text = SecretBytes(count: Int(info.st_size)) { buffer in
-            while done < buffer.count {
-                let n = read(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    failure = n < 0 ? errno : 0
-                    break
-                }
-                done += n
-            }
+        let text: SecretBytes
+        do throws(FileError) {
+            text = try file.readAll(limit: 1 << 20)
+        } catch {
+            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(error.reason)")
         }
         // A file cut short meanwhile is not read as a shorter key.
-        guard done == text.count else {
-            let why = failure != 0 ? String(cString: strerror(failure)) : "it changed while it was read"
-            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): \(why)")
+        guard Int64(text.count) == file.size else {
+            throw KeyStoreError.unavailable(store: name, reason: "cannot read \(path): it changed while it was read")
         }
         return try text.withUnsafeBytes { try DatabaseKey.stored($0, store: name, item: account) }
     }

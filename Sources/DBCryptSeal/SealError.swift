@@ -1,3 +1,5 @@
+import DBCryptCore
+
 /// Why a value could not be sealed or opened. Each case says what to do
 /// next; none carries a key, a plaintext or a sealed value.
 public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -70,6 +72,22 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             "the value could not be encoded or decoded: \(reason)"
         case .systemFailure(let reason):
             "the system's cryptography failed: \(reason); nothing was sealed or opened, try again"
+        }
+    }
+}
+
+extension SealError: DBCryptError {
+    /// What kind of failure this is: ``DBCryptErrorCategory/wrongKey`` for a
+    /// key or credential that does not open it, ``DBCryptErrorCategory/damaged``
+    /// for a value or store that does not authenticate or is cut off.
+    public var category: DBCryptErrorCategory {
+        switch self {
+        case .wrongKey, .wrongCredential: .wrongKey
+        case .authenticationFailed, .truncated, .storeDamaged: .damaged
+        case .noSuchStore: .notFound
+        case .unsupportedVersion: .unsupported
+        case .systemFailure: .storage
+        case .invalidKey, .notSealed, .notBase64, .notUTF8, .invalidKeyDerivation, .coding: .misuse
         }
     }
 }

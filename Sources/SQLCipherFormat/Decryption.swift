@@ -52,7 +52,7 @@ extension EncryptedDatabaseFile {
         // damaged or hostile count may say four billion.
         let available = max(filePages, Int(log?.pages.keys.max() ?? 0))
         let total = max(1, min(counted, available))
-        let writer = WindowWriter(try FileWriter(creating: output), windowBytes: Self.windowPages(pageSize) * pageSize)
+        let writer = WindowWriter(try newFile(output), windowBytes: Self.windowPages(pageSize) * pageSize)
         var finished = false
         defer { if !finished { writer.discard() } }
 

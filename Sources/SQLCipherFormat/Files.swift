@@ -59,6 +59,25 @@ extension SQLCipherFormatError {
         default: self = .cannotRead(path: error.path, reason: error.reason)
         }
     }
+
+    /// A new file that could not be made or written, in this library's terms.
+    init(writing error: FileError) {
+        switch error {
+        case let .exists(path): self = .destinationExists(path: path)
+        default: self = .cannotWrite(path: error.path, reason: error.reason)
+        }
+    }
+}
+
+/// A new file at `path`, with its errors in this library's terms.
+///
+/// - throws: ``SQLCipherFormatError/destinationExists(path:)`` or ``SQLCipherFormatError/cannotWrite(path:reason:)``.
+func newFile(_ path: String) throws -> FileWriter {
+    do throws(FileError) {
+        return try FileWriter(creating: path)
+    } catch {
+        throw SQLCipherFormatError(writing: error)
+    }
 }
 
 /// Runs `body`, which reads through the core, with a file it cannot read
@@ -69,79 +88,5 @@ func readingFiles<T>(_ body: () throws -> T) throws -> T {
         return try body()
     } catch let error as FileError {
         throw SQLCipherFormatError(error)
-    }
-}
-
-/// A new file written front to back, then flushed to the disk.
-final class FileWriter {
-    let path: String
-    private var fd: Int32
-    private var offset: Int64 = 0
-
-    /// Whether this writer created the file (and so removes it on failure).
-    private let created: Bool
-
-    /// Creates `path` with mode 0600, or opens it if it exists and is empty
-    /// (a sibling file made for an atomic replacement); never follows a link.
-    ///
-    /// - throws: ``SQLCipherFormatError/destinationExists(path:)`` when a
-    ///   non-empty file is there, or ``SQLCipherFormatError/cannotWrite(path:reason:)``.
-    init(creating path: String) throws {
-        self.path = path
-        var fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        var created = true
-        if fd < 0 && errno == EEXIST {
-            fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-            created = false
-            var info = stat()
-            if fd >= 0 && (fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || info.st_size != 0) {
-                close(fd)
-                throw SQLCipherFormatError.destinationExists(path: path)
-            }
-        }
-        guard fd >= 0 else {
-            let code = errno
-            if code == EEXIST || code == ELOOP { throw SQLCipherFormatError.destinationExists(path: path) }
-            throw SQLCipherFormatError.cannotWrite(path: path, reason: String(cString: strerror(code)))
-        }
-        self.fd = fd
-        self.created = created
-    }
-
-    deinit { if fd >= 0 { close(fd) } }
-
-    /// Appends `bytes`.
-    ///
-    /// - throws: ``SQLCipherFormatError/cannotWrite(path:reason:)`` (a full disk among others).
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        var done = 0
-        while done < bytes.count {
-            let put = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if put < 0 {
-                if errno == EINTR { continue }
-                throw SQLCipherFormatError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
-            }
-            done += put
-        }
-        offset += Int64(done)
-    }
-
-    /// Flushes the file to the disk and closes it.
-    ///
-    /// - throws: ``SQLCipherFormatError/cannotWrite(path:reason:)``.
-    func finish() throws {
-        defer { close(fd); fd = -1 }
-        guard fsync(fd) == 0 else { throw SQLCipherFormatError.cannotWrite(path: path, reason: String(cString: strerror(errno))) }
-    }
-
-    /// Undoes the writing: deletes the file this writer created, or empties
-    /// the one it was given. For a run that failed or was cancelled.
-    func discard() {
-        if fd >= 0 {
-            if !created { _ = ftruncate(fd, 0) }
-            close(fd)
-            fd = -1
-        }
-        if created { unlink(path) }
     }
 }

@@ -28,7 +28,7 @@ extension EncryptedDatabaseFile {
             try readingFiles { try log.scan({ _, _ in frames += 1 }, cutShort: { _, _ in }) }
             guard frames == 0 else { throw SQLCipherFormatError.unfinishedLog(path: path) }
         }
-        let writer = try FileWriter(creating: output)
+        let writer = try newFile(output)
         var finished = false
         defer { if !finished { writer.discard() } }
         let pageSize = layout.pageSize
@@ -50,12 +50,14 @@ extension EncryptedDatabaseFile {
                     try reencryptFirstPage(page, with: newCipher, into: UnsafeMutableRawBufferPointer(rebasing: copy[0..<pageSize]))
                 }
             }
-            if damaged.isEmpty { try writer.write(UnsafeRawBufferPointer(copy)) }
+            if damaged.isEmpty {
+                do throws(FileError) { try writer.write(UnsafeRawBufferPointer(copy)) } catch { throw SQLCipherFormatError(writing: error) }
+            }
             if cancellation?.isCancelled == true { throw SQLCipherFormatError.cancelled }
             progress?(JobProgress(completed: first - 1 + window.count / pageSize, total: pageCount))
         }
         guard damaged.isEmpty else { throw SQLCipherFormatError.damaged(path: path, pages: damaged) }
-        try writer.finish()
+        do throws(FileError) { try writer.finish() } catch { throw SQLCipherFormatError(writing: error) }
         finished = true
         return convertedSettings
     }

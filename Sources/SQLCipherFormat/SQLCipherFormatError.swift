@@ -63,3 +63,20 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
         return pages.count > 8 ? "pages \(shown) and \(pages.count - 8) more" : (pages.count == 1 ? "page \(shown)" : "pages \(shown)")
     }
 }
+
+extension SQLCipherFormatError: DBCryptError {
+    /// What kind of failure this is: ``DBCryptErrorCategory/wrongKey`` when
+    /// no page authenticates with the key (or its salt), or the file is no
+    /// SQLCipher database; ``DBCryptErrorCategory/damaged`` for pages that do not.
+    public var category: DBCryptErrorCategory {
+        switch self {
+        case .wrongKey, .wrongSalt, .tooShort, .saltNeeded: .wrongKey
+        case .damaged: .damaged
+        case .fileNotFound: .notFound
+        case .destinationExists: .exists
+        case .cancelled: .cancelled
+        case .cannotRead, .cannotWrite: .storage
+        case .notEncrypted, .unfinishedLog: .misuse
+        }
+    }
+}

@@ -47,10 +47,10 @@ final class WindowWriter: @unchecked Sendable {
         next = (next + 1) % buffers.count
         queue.async {
             if count > 0, self.failure.withLock({ $0 }) == nil {
-                do {
+                do throws(FileError) {
                     try self.file.write(UnsafeRawBufferPointer(rebasing: self.buffers[index][0..<count]))
                 } catch {
-                    self.failure.withLock { $0 = error }
+                    self.failure.withLock { $0 = SQLCipherFormatError(writing: error) }
                 }
             }
             self.free.signal()
@@ -63,7 +63,7 @@ final class WindowWriter: @unchecked Sendable {
     func finish() throws {
         queue.sync {}
         if let error = failure.withLock({ $0 }) { throw error }
-        try file.finish()
+        do throws(FileError) { try file.finish() } catch { throw SQLCipherFormatError(writing: error) }
     }
 
     /// Waits for every window, then undoes the writing (``FileWriter/discard()``).

@@ -72,7 +72,7 @@ struct Check: ParsableCommand {
                 result.problems += failed.map { "SQLCipher: \($0)" }
                 result.cipherIntegrityCheckRan = true
             }
-        } catch let error as DatabaseError where isDamage(error) {
+        } catch let error as DatabaseError where error.category == .damaged {
             result.problems = [error.description]
         }
     }

@@ -77,18 +77,9 @@ struct ContinuousOptions: ParsableArguments {
     /// flushed). A failure is said, and the backup goes on.
     private static func keep(_ receipt: BackupReceipt, at path: String) {
         do {
-            SiblingFile.removeAbandoned(beside: path)
-            let sibling = try SiblingFile.create(beside: path)
-            do {
-                try Data((receipt.description + "\n").utf8).write(to: URL(fileURLWithPath: sibling.path))
-                try sibling.sync()
-                try sibling.replaceDestination()
-            } catch {
-                sibling.remove()
-                throw error
-            }
+            try SiblingFile.replace(path, with: Data((receipt.description + "\n").utf8))
         } catch {
-            printError("The receipt of commit \(receipt.commit) could not be written to \(path): \(error)")
+            printError("The receipt of commit \(receipt.commit) could not be written to \(path): \(error.reason).")
         }
     }
 

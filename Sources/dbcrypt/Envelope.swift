@@ -45,7 +45,7 @@ struct Envelope: ParsableCommand {
                 } catch SealError.authenticationFailed {
                     // AES-GCM cannot tell a wrong key from an altered envelope.
                     throw CLIError("The envelope does not open: its key or additional data is not this one, or it was altered.",
-                                   status: ExitStatus.wrongKeyOrNotADatabase)
+                                   category: .wrongKey)
                 }
                 try StandardStreams.write(opened)
             }

@@ -81,28 +81,3 @@ struct Header: ParsableCommand {
         }
     }
 }
-
-/// Whether another process holds one of SQLite's locks on a database.
-enum SQLiteLocks {
-    /// A phrase naming who holds a lock on `path` (a transaction in rollback
-    /// mode: the lock bytes at 1 GiB; any open connection in WAL mode: the
-    /// `-shm` file's lock bytes), or nil when no one does.
-    static func holder(of path: String) -> String? {
-        if let pid = lockHolder(path, start: 0x4000_0000, length: 512) { return "process \(pid) is in a transaction" }
-        if let pid = lockHolder(path + "-shm", start: 120, length: 9) { return "process \(pid) has it open" }
-        return nil
-    }
-
-    private static func lockHolder(_ path: String, start: Int, length: Int) -> pid_t? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = off_t(start)
-        lock.l_len = off_t(length)
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
-        return lock.l_pid
-    }
-}

@@ -29,7 +29,7 @@ enum KeyInput {
             return (Array(value.utf8), "the environment variable \(environment)")
         }
         if let file {
-            return (try StandardStreams.readKeyFile(file, naming: "the key file \(file)"), "the key file \(file)")
+            return (try StandardStreams.readKeyFile(file, naming: "the key file \(file)").withUnsafeBytes { Array($0) }, "the key file \(file)")
         }
         return (try self.prompt(prompt, confirm: confirm, hint: "\(options.environment) or \(options.file)"), "the terminal")
     }
@@ -93,12 +93,13 @@ enum KeyInput {
 }
 
 /// A failure the CLI reports in one sentence, with exit status 1 unless said otherwise.
-struct CLIError: Error, CustomStringConvertible {
+struct CLIError: DBCryptError {
     let description: String
-    let status: Int32
+    let category: DBCryptErrorCategory
 
-    init(_ description: String, status: Int32 = 1) {
+    /// One sentence for the user; its category sets the exit status (``ExitStatus/of(_:)``).
+    init(_ description: String, category: DBCryptErrorCategory = .misuse) {
         self.description = description
-        self.status = status
+        self.category = category
     }
 }

@@ -82,15 +82,6 @@ extension CipherHash: ExpressibleByArgument {
     }
 }
 
-/// The exit status for what the page reader reports.
-func exitStatus(_ error: SQLCipherFormatError) -> Int32 {
-    switch error {
-    case .wrongKey, .wrongSalt, .tooShort, .notEncrypted, .saltNeeded: ExitStatus.wrongKeyOrNotADatabase
-    case .damaged: ExitStatus.damaged
-    default: ExitStatus.failure
-    }
-}
-
 /// The 16 bytes of a salt given as 32 hex digits (or `x'...'`), or nil.
 func saltBytes(_ text: String) -> [UInt8]? {
     var hex = Substring(text)

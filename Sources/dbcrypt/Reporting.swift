@@ -13,6 +13,20 @@ enum ExitStatus {
     static let keyStoreUnavailable: Int32 = 5
     static let keyNotFound: Int32 = 6
     static let notAKey: Int32 = 7
+
+    /// The status for `error`: the one place an error becomes a status. A
+    /// wrong key and damage have their own, whichever library said so; a
+    /// key store's failures have theirs.
+    static func of(_ error: any DBCryptError) -> Int32 {
+        switch (error.category, error as? KeyStoreError) {
+        case (_, .unavailable?), (_, .locked?): keyStoreUnavailable
+        case (_, .notAKey?), (_, .exposed?): notAKey
+        case (.notFound, .some): keyNotFound
+        case (.wrongKey, _): wrongKeyOrNotADatabase
+        case (.damaged, _): damaged
+        default: failure
+        }
+    }
 }
 
 /// Runs a command's work, turning every error into one sentence on stderr
@@ -24,69 +38,14 @@ func reportingErrors(_ body: () throws -> Void) throws {
         throw error
     } catch let error as ValidationError {
         throw error
-    } catch let error as CLIError {
-        printError(error.description)
-        throw ExitCode(error.status)
-    } catch let error as KeyStoreError {
+    } catch let error as any DBCryptError {
         printError(commandLineDescription(error))
-        switch error {
-        case .unavailable, .locked: throw ExitCode(ExitStatus.keyStoreUnavailable)
-        case .notFound: throw ExitCode(ExitStatus.keyNotFound)
-        case .notAKey, .exposed: throw ExitCode(ExitStatus.notAKey)
-        case .alreadyExists, .writeRefused: throw ExitCode(ExitStatus.failure)
-        }
-    } catch let error as SchemaMigrationError {
-        printError(error.description)
-        throw ExitCode(ExitStatus.failure)
-    } catch let error as SQLCipherFormatError {
-        printError(error.description)
-        throw ExitCode(exitStatus(error))
-    } catch let error as CipherError {
-        // The library's advice names its own API; the command line has --salt.
-        printError(error.description.replacingOccurrences(of: "in CipherSettings.salt", with: "with --salt HEX"))
-        throw ExitCode(ExitStatus.failure)
-    } catch let error as SealError {
-        printError(error.description)
-        switch error {
-        case .wrongCredential, .wrongKey: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
-        // A value altered in the file is damage, as an altered name is.
-        case .storeDamaged, .authenticationFailed: throw ExitCode(ExitStatus.damaged)
-        default: throw ExitCode(ExitStatus.failure)
-        }
-    } catch let error as BackupError {
-        printError(error.description)
-        switch error {
-        case .wrongKey: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
-        case .damaged, .notAsExpected: throw ExitCode(ExitStatus.damaged)
-        default: throw ExitCode(ExitStatus.failure)
-        }
-    } catch let error as DatabaseError {
-        printError(commandLineDescription(error))
-        switch error {
-        case .wrongKeyOrNotADatabase: throw ExitCode(ExitStatus.wrongKeyOrNotADatabase)
-        case _ where isDamage(error): throw ExitCode(ExitStatus.damaged)
-        default: throw ExitCode(ExitStatus.failure)
-        }
+        throw ExitCode(ExitStatus.of(error))
     } catch {
         printError("\(error)")
         throw ExitCode(ExitStatus.failure)
     }
 }
-
-/// Whether `error` says that an opened database is damaged: SQLite found it
-/// malformed (SQLITE_CORRUPT), or a page of it does not decrypt (SQLITE_NOTADB
-/// after the first page did).
-func isDamage(_ error: DatabaseError) -> Bool {
-    switch error {
-    case .damaged, .damagedWriteAheadLog, .writeAheadLogDoesNotDecrypt: true
-    case let .sqlite(code, _, _): [11, 26].contains(code & 0xFF)
-    default: false
-    }
-}
-
-/// SQLITE_READONLY_DIRECTORY: SQLite 3.22 and later's answer when it cannot
-/// make a journal in the directory (3.15 answers SQLITE_CANTOPEN).
-private let readOnlyDirectory: Int32 = 8 | (6 << 8)
 
 /// Runs `body`, which uses `database` once it is open: damage met there
 /// becomes `DatabaseError.damaged`, naming the file, and a write this user
@@ -95,45 +54,46 @@ private let readOnlyDirectory: Int32 = 8 | (6 << 8)
 func namingDamage<T>(of database: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
-    } catch let DatabaseError.sqlite(code, message, _) where isDamage(.sqlite(code: code, message: message, sql: nil)) {
-        throw DatabaseError.damaged(path: database, reason: message)
-    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 8 && code != readOnlyDirectory {
-        throw CLIError("Cannot write \(database): this user may only read it (or its directory): nothing was changed.")
-    } catch let DatabaseError.sqlite(code, _, _) where code & 0xFF == 14 || code == readOnlyDirectory {
-        throw CLIError("Cannot write \(database): SQLite cannot make its journal beside it (this user may not write the directory): nothing was changed.")
+    } catch let error as DatabaseError {
+        switch (error, error.writeRefusal) {
+        case let (.sqlite(_, message, _), _) where error.category == .damaged:
+            throw DatabaseError.damaged(path: database, reason: message)
+        case (_, .readOnlyFile?):
+            throw CLIError("Cannot write \(database): this user may only read it (or its directory): nothing was changed.")
+        case (_, .noJournalInDirectory?):
+            throw CLIError("Cannot write \(database): SQLite cannot make its journal beside it (this user may not write the directory): nothing was changed.")
+        default:
+            throw error
+        }
     }
 }
 
-/// The sentence for `error`, where the library's advice names an option
-/// the command line spells differently.
-func commandLineDescription(_ error: DatabaseError) -> String {
+/// The sentence for `error`, where the library's advice names an API the
+/// command line spells as an option or a command.
+func commandLineDescription(_ error: any DBCryptError) -> String {
     switch error {
-    case let .fileNotFound(path):
-        return missingDatabaseSentence(path)
-    case let .destinationExists(path):
-        return "\(path) already exists: choose another output, or pass --force to replace it."
-    case let .damaged(path, reason) where LogState(path).hasFrames:
-        return "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
-    case let .damagedWriteAheadLog(path, reason):
-        return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
-    case let .hardLinked(path, links):
-        return "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
+    case let DatabaseError.fileNotFound(path):
+        missingDatabaseSentence(path)
+    case let DatabaseError.destinationExists(path):
+        "\(path) already exists: choose another output, or pass --force to replace it."
+    case let DatabaseError.damaged(path, reason) where LogState(path).hasFrames:
+        "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
+    case let DatabaseError.damagedWriteAheadLog(path, reason):
+        "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
+    case let DatabaseError.hardLinked(path, links):
+        "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
+    case CipherError.invalidSetting(name: "cipher_salt", _):
+        "\(error.description) On the command line, give it with --salt HEX."
+    case let BackupError.noBackup(location):
+        "\(location) holds no backup: start one with dbcrypt backup --continuous."
+    case let KeyStoreError.notFound(store, item) where store == ServiceCredentials().name:
+        "There is no credential \(item) in $CREDENTIALS_DIRECTORY: give it with LoadCredential=\(item):PATH in the service's unit, or check the name."
+    case let KeyStoreError.notFound(store, item):
+        "\(store.capitalizedFirst) holds no key named \(item): make one with dbcrypt key create (or let dbcrypt migrate make it), or check the name."
+    case let KeyStoreError.alreadyExists(store, item):
+        "\(store.capitalizedFirst) already holds a key named \(item): nothing was changed; dbcrypt key delete removes it, if no database uses it."
     default:
-        return error.description
-    }
-}
-
-/// The sentence for `error`, naming the command that makes a missing key.
-func commandLineDescription(_ error: KeyStoreError) -> String {
-    switch error {
-    case let .notFound(store, item) where store == ServiceCredentials().name:
-        return "There is no credential \(item) in $CREDENTIALS_DIRECTORY: give it with LoadCredential=\(item):PATH in the service's unit, or check the name."
-    case let .notFound(store, item):
-        return "\(store.capitalizedFirst) holds no key named \(item): make one with dbcrypt key create (or let dbcrypt migrate make it), or check the name."
-    case let .alreadyExists(store, item):
-        return "\(store.capitalizedFirst) already holds a key named \(item): nothing was changed; dbcrypt key delete removes it, if no database uses it."
-    default:
-        return error.description
+        error.description
     }
 }
 
@@ -167,5 +127,5 @@ func requireDatabaseFile(_ path: String) throws -> FileFormat {
 
 /// An empty file is not a database: exit status 3.
 func emptyFileError(_ path: String) -> CLIError {
-    CLIError("\(path) is empty: it is not a database.", status: ExitStatus.wrongKeyOrNotADatabase)
+    CLIError("\(path) is empty: it is not a database.", category: .wrongKey)
 }

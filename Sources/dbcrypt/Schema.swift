@@ -69,12 +69,12 @@ struct Schema: ParsableCommand {
         let problems: [String]
         do {
             problems = try db.integrityProblems(quick: true)
-        } catch let error as DatabaseError where isDamage(error) {
+        } catch let error as DatabaseError where error.category == .damaged {
             problems = [error.description]
         }
         guard problems.isEmpty else {
             throw CLIError("\(database) is damaged (\(problems.prefix(3).joined(separator: "; "))): run dbcrypt check for details.",
-                           status: ExitStatus.damaged)
+                           category: .damaged)
         }
     }
 }

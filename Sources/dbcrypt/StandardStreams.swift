@@ -18,57 +18,32 @@ enum StandardStreams {
     /// - throws: ``CLIError`` naming the system's error, or saying that the
     ///   input is longer than the limit.
     static func readInput() throws -> Data {
-        var bytes = try readAll(STDIN_FILENO, naming: "standard input", limit: inputLimit,
-                                tooLong: "Standard input holds more than 64 MiB, more than one value to seal: give less.")
-        defer { SecretBytes.wipe(&bytes) }
-        return Data(bytes)
+        let bytes = try reading("standard input", tooLong: "Standard input holds more than 64 MiB, more than one value to seal: give less.") {
+            () throws(FileError) in try WholeFile.read(STDIN_FILENO, naming: "standard input", limit: inputLimit)
+        }
+        return bytes.withUnsafeBytes { Data($0) }
     }
 
     /// All of the key file at `path`, at most ``keyLimit`` bytes, read as a
     /// stream, so that a FIFO or a process substitution (`<(...)`) is read as
-    /// `cat` would. The caller wipes the bytes.
+    /// `cat` would.
     ///
     /// - throws: ``CLIError`` naming `what` and the system's error, or saying
     ///   that the file is longer than any key.
-    static func readKeyFile(_ path: String, naming what: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError("Cannot read \(what): \(String(cString: strerror(errno))).") }
-        defer { close(fd) }
-        return try readAll(fd, naming: what, limit: keyLimit,
-                           tooLong: "\(what.prefix(1).uppercased())\(what.dropFirst()) holds more than 64 KiB, far more than any key: check that it names the key.")
+    static func readKeyFile(_ path: String, naming what: String) throws -> SecretBytes {
+        try reading(what, tooLong: "\(what.prefix(1).uppercased())\(what.dropFirst()) holds more than 64 KiB, far more than any key: check that it names the key.") {
+            () throws(FileError) in try WholeFile.read(streamAt: path, limit: keyLimit)
+        }
     }
 
-    /// Everything `fd` gives until its end, or an error once it has given
-    /// more than `limit` bytes. The buffer grows by copies that are wiped,
-    /// so no piece of a secret is left behind in freed memory.
-    private static func readAll(_ fd: Int32, naming what: String, limit: Int, tooLong: String) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: min(limit + 1, 65536))
-        var count = 0
-        while true {
-            if count == bytes.count {
-                var larger = [UInt8](repeating: 0, count: min(bytes.count * 2, limit + 1))
-                larger.withUnsafeMutableBytes { target in
-                    bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                }
-                SecretBytes.wipe(&bytes)
-                bytes = larger
-            }
-            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, $0.count - count) }
-            if got < 0 {
-                let failure = errno
-                if failure == EINTR { continue }
-                SecretBytes.wipe(&bytes)
-                throw CLIError("Cannot read \(what): \(String(cString: strerror(failure))).")
-            }
-            if got == 0 {
-                bytes.removeLast(bytes.count - count)
-                return bytes
-            }
-            count += got
-            if count > limit {
-                SecretBytes.wipe(&bytes)
-                throw CLIError(tooLong)
-            }
+    /// `read()`'s bytes, with its errors as one sentence naming `what`.
+    private static func reading(_ what: String, tooLong: String, _ read: () throws(FileError) -> SecretBytes) throws -> SecretBytes {
+        do {
+            return try read()
+        } catch .tooLarge {
+            throw CLIError(tooLong)
+        } catch {
+            throw CLIError("Cannot read \(what): \(error.reason).")
         }
     }
 
@@ -77,17 +52,11 @@ enum StandardStreams {
     /// - throws: ``CLIError`` naming the system's error (SIGPIPE is ignored,
     ///   so a closed pipe is EPIPE here).
     static func write(_ data: Data) throws {
-        try data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let wrote = Foundation.write(STDOUT_FILENO, bytes.baseAddress! + done, bytes.count - done)
-                if wrote < 0 {
-                    if errno == EINTR { continue }
-                    throw CLIError("Cannot write to standard output: \(String(cString: strerror(errno))).")
-                }
-                done += wrote
-            }
+        let written = data.withUnsafeBytes { bytes in
+            Result { () throws(FileError) in try DurableWrite.writeAll(bytes, to: STDOUT_FILENO, path: "standard output") }
         }
+        guard case .failure(let error) = written else { return }
+        throw CLIError("Cannot write to standard output: \(error.reason).")
     }
 
     /// Writes a message for the user (not data) and a newline to standard

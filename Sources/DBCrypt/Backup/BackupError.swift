@@ -46,13 +46,28 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .notAsExpected(location, reason):
             "The backup in \(location) is not the one its receipt expects: \(reason). Restore from another copy of it; without the receipt, a restore takes what is there."
         case let .noBackup(location):
-            "\(location) holds no backup: start one with dbcrypt backup --continuous or a pool's continuous backup."
+            "\(location) holds no backup: start a continuous backup into it first."
         case let .wrongKey(location):
             "The key does not open the backup in \(location), or it is another database's: check the key."
         case let .noSuchCommit(requested, available):
             "The backup holds no \(requested): it holds \(available)."
         case let .damaged(location, reason):
             "The backup in \(location) is damaged: \(reason)."
+        }
+    }
+}
+
+extension BackupError: DBCryptError {
+    /// What kind of failure this is: ``DBCryptErrorCategory/wrongKey`` when
+    /// no record authenticates with the key, ``DBCryptErrorCategory/damaged``
+    /// for records altered, missing or not what a receipt expects.
+    public var category: DBCryptErrorCategory {
+        switch self {
+        case .wrongKey: .wrongKey
+        case .damaged, .notAsExpected: .damaged
+        case .objectNotFound, .noBackup, .noSuchCommit: .notFound
+        case .objectExists: .exists
+        case .storageFailed, .destinationFull, .destinationInUse, .databaseReplaced: .storage
         }
     }
 }

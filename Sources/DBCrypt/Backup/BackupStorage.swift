@@ -134,35 +134,22 @@ public struct DirectoryBackupStorage: BackupStorage {
 
     public func put(_ name: String, _ data: Data) throws {
         try Self.requireValid(name)
-        if swept.first() { removeAbandonedTemporaries() }
-        let temporary = objectPath(".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure(errno, writing: name) }
-        var written = false
-        defer {
-            if !written { unlink(temporary) }
+        if swept.first() { SiblingFile.removeAbandoned(in: path) }
+        do throws(FileError) {
+            let temporary = try SiblingFile.create(beside: objectPath(name))
+            var written = false
+            defer { if !written { temporary.remove() } }
+            try temporary.fill(with: data)
+            try placeWithoutReplacing(temporary.path, as: name)
+            written = true
+            try DurableWrite.syncDirectory(of: objectPath(name))
+        } catch .exists(let location) {
+            throw BackupError.objectExists(location: location)
+        } catch .noSpace, .fileSizeLimit {
+            throw BackupError.destinationFull(location: path)
+        } catch {
+            throw BackupError.storageFailed(location: objectPath(name), reason: error.reason)
         }
-        do {
-            defer { close(fd) }
-            try data.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        throw failure(errno, writing: name)
-                    }
-                    offset += n
-                }
-            }
-            guard fsync(fd) == 0 else { throw failure(errno, writing: name) }
-        }
-        try placeWithoutReplacing(temporary, as: name)
-        written = true
-        let directory = open(path, O_RDONLY | O_CLOEXEC)
-        guard directory >= 0 else { throw failure(errno, writing: name) }
-        defer { close(directory) }
-        guard fsync(directory) == 0 else { throw failure(errno, writing: name) }
     }
 
     public func claimWriting() throws -> BackupWriterClaim {
@@ -182,18 +169,17 @@ public struct DirectoryBackupStorage: BackupStorage {
     /// file system has no hard links (FAT, some shares), a rename after
     /// checking that the name is free: the writer's claim keeps other
     /// writers of DBCrypt out meanwhile.
-    private func placeWithoutReplacing(_ temporary: String, as name: String) throws {
+    private func placeWithoutReplacing(_ temporary: String, as name: String) throws(FileError) {
         let target = objectPath(name)
         if link(temporary, target) == 0 {
             unlink(temporary)
             return
         }
         let code = errno
-        if code == EEXIST { throw BackupError.objectExists(location: target) }
-        guard code == EPERM || code == EOPNOTSUPP || code == EMLINK else { throw failure(code, writing: name) }
+        guard code == EPERM || code == EOPNOTSUPP || code == EMLINK else { throw FileError(errno: code, path: target) }
         var status = stat()
-        guard lstat(target, &status) != 0, errno == ENOENT else { throw BackupError.objectExists(location: target) }
-        guard rename(temporary, target) == 0 else { throw failure(errno, writing: name) }
+        guard lstat(target, &status) != 0, errno == ENOENT else { throw .exists(path: target) }
+        guard rename(temporary, target) == 0 else { throw FileError(errno: errno, path: target) }
     }
 
     public func get(_ name: String) throws -> Data {
@@ -253,26 +239,6 @@ public struct DirectoryBackupStorage: BackupStorage {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
         guard !name.isEmpty, !name.hasPrefix("."), name.allSatisfy({ allowed.contains($0) }) else {
             throw BackupError.storageFailed(location: name, reason: "it is not an object name")
-        }
-    }
-
-    private func failure(_ code: Int32, writing name: String) -> BackupError {
-        if code == ENOSPC || code == EDQUOT || code == EFBIG { return .destinationFull(location: path) }
-        return .storageFailed(location: objectPath(name), reason: String(cString: strerror(code)))
-    }
-
-    /// Removes temporaries of writers that died: `.NAME.PID-RANDOM`, as
-    /// ``put(_:_:)`` names them (NAME an object's name, RANDOM a 32-bit
-    /// number), whose process is gone. Nothing else is touched.
-    private func removeAbandonedTemporaries() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
-        for name in names where name.hasPrefix(".") {
-            guard let dot = name.lastIndex(of: "."), dot > name.startIndex,
-                  (try? Self.requireValid(String(name[name.index(after: name.startIndex)..<dot]))) != nil else { continue }
-            let tail = name[name.index(after: dot)...].split(separator: "-", omittingEmptySubsequences: false)
-            guard tail.count == 2, let pid = pid_t(tail[0]), pid > 0, UInt32(tail[1]) != nil,
-                  pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            unlink(objectPath(name))
         }
     }
 

@@ -255,25 +255,12 @@ private struct PageWriter {
     }
 
     private func write(_ data: Data, at offset: Int64) throws {
-        try data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw failure()
-                }
-                done += n
-            }
+        try DatabaseError.translating { () throws(FileError) in
+            try data.withUnsafeBytes { bytes in Result { () throws(FileError) in try DurableWrite.writeAll(bytes, to: fd, at: offset, path: path) } }.get()
         }
     }
 
-    private func failure() -> DatabaseError {
-        let code = errno
-        if code == ENOSPC || code == EDQUOT { return .diskFull(path: path) }
-        if code == EFBIG { return .fileSizeLimit(path: path) }
-        return .cannotOpen(path: path, reason: String(cString: strerror(code)))
-    }
+    private func failure() -> DatabaseError { DatabaseError(FileError(errno: errno, path: path)) }
 }
 
 extension LogPosition {

@@ -363,7 +363,7 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     private func shipFrames() throws {
         let wal = path + "-wal"
-        guard let generation = try DatabaseError.reading({ () throws(FileError) in try CommittedFrames.generation(of: wal) }) else { return }
+        guard let generation = try DatabaseError.translating({ () throws(FileError) in try CommittedFrames.generation(of: wal) }) else { return }
         if generation != state.generation {
             // With a read always held, the log starts over only once every
             // frame of the one before was checkpointed, and so shipped; and
@@ -379,7 +379,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         guard !state.needsSnapshot else { return }
         // A backlog (the destination was down) goes in records of about 16 MiB.
         while true {
-            let frames = try DatabaseError.reading { () throws(FileError) in
+            let frames = try DatabaseError.translating { () throws(FileError) in
                 try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed,
                                          limit: max(1, (16 << 20) / (WriteAheadLogFrame.headerSize + pageSize)))
             }
@@ -509,7 +509,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         guard last.number == lastEntry.number else { return }
         state.previousMAC = last.mac
         let wal = path + "-wal"
-        guard last.kind == .frames || last.isLastPart, let generation = try DatabaseError.reading({ () throws(FileError) in try CommittedFrames.generation(of: wal) }),
+        guard last.kind == .frames || last.isLastPart, let generation = try DatabaseError.translating({ () throws(FileError) in try CommittedFrames.generation(of: wal) }),
               generation.checkpointSequence == last.checkpointSequence, generation.salts == last.salts else { return }
         let (endFrame, endSeed): (Int, (UInt32, UInt32))
         if last.kind == .frames {
@@ -523,7 +523,7 @@ public final class ContinuousBackup: @unchecked Sendable {
             endSeed = last.seed
         }
         // The log still holds those frames, unchanged, when its chain reaches the same checksum there.
-        let frames = try DatabaseError.reading { () throws(FileError) in try CommittedFrames.read(wal, generation: generation) }
+        let frames = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.read(wal, generation: generation) }
         guard frames.frameCount >= endFrame, frames.chain(through: endFrame) == endSeed else { return }
         state.generation = generation
         state.nextFrame = endFrame

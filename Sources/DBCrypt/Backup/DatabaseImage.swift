@@ -32,7 +32,7 @@ struct DatabaseImage {
     ///
     /// - throws: ``DatabaseError`` when the file or its log cannot be read.
     init?(path: String, pageSize: Int, generation: WriteAheadLogHeader?, frameLimit: Int? = nil) throws {
-        file = try DatabaseError.reading { () throws(FileError) in try FileReader(path: path) }
+        file = try DatabaseError.translating { () throws(FileError) in try FileReader(path: path) }
         self.path = path
         self.pageSize = pageSize
         var pages = UInt32(file.size / Int64(pageSize))
@@ -41,7 +41,7 @@ struct DatabaseImage {
         var count = 0
         var end = generation?.checksum ?? (0, 0)
         if let generation, frameLimit != 0 {
-            let frames = try DatabaseError.reading { () throws(FileError) in try CommittedFrames.read(path + "-wal", generation: generation) }
+            let frames = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.read(path + "-wal", generation: generation) }
             count = frameLimit ?? frames.frameCount
             guard frames.frameCount >= count else { return nil }
             let latest = frames.latestPages(through: count)
@@ -69,7 +69,7 @@ struct DatabaseImage {
                 logged.bytes.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + pageSize])) }
                 continue
             }
-            let got = try DatabaseError.reading { () throws(FileError) in try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) }
+            let got = try DatabaseError.translating { () throws(FileError) in try file.read(into: target, at: Int64(page - 1) * Int64(pageSize)) }
             guard got == pageSize else {
                 throw DatabaseError.cannotOpen(path: path, reason: "page \(page) was cut short while it was read")
             }

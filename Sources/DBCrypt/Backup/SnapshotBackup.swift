@@ -103,7 +103,7 @@ struct SnapshotBackup {
         try reader.connection.run("BEGIN DEFERRED")
         defer { try? reader.connection.run("COMMIT") }
         _ = try reader.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
-        let generation = try DatabaseError.reading { () throws(FileError) in try CommittedFrames.generation(of: path + "-wal") }
+        let generation = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.generation(of: path + "-wal") }
         guard let image = try DatabaseImage(path: path, pageSize: generation?.pageSize ?? cipher.effectivePageSize, generation: generation)
               ?? DatabaseImage(path: path, pageSize: cipher.effectivePageSize, generation: nil) else {
             throw DatabaseError.cannotOpen(path: path, reason: "its pages cannot be read")
@@ -136,9 +136,7 @@ struct SnapshotBackup {
 
     /// Writes `image` into the empty file at `path`, 4 MiB at a time, reporting progress and checking for cancellation.
     private static func write(_ image: DatabaseImage, to path: String, destination: String, options: ExportOptions) throws {
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
+        let file = try DatabaseError.translating(naming: destination) { () throws(FileError) in try FileWriter(creating: path) }
         let chunk = UInt32(max(1, (4 << 20) / image.pageSize))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(chunk) * image.pageSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -150,18 +148,7 @@ struct SnapshotBackup {
             let last = min(image.pages, first + chunk - 1)
             let part = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(last - first + 1) * image.pageSize])
             try image.read(first, through: last, into: part)
-            var done = 0
-            while done < part.count {
-                let n = pwrite(fd, part.baseAddress! + done, part.count - done, off_t(first - 1) * off_t(image.pageSize) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    let code = errno
-                    if code == ENOSPC || code == EDQUOT { throw DatabaseError.diskFull(path: destination) }
-                    if code == EFBIG { throw DatabaseError.fileSizeLimit(path: destination) }
-                    throw DatabaseError.cannotOpen(path: destination, reason: String(cString: strerror(code)))
-                }
-                done += n
-            }
+            try DatabaseError.translating(naming: destination) { () throws(FileError) in try file.write(UnsafeRawBufferPointer(part)) }
             first = last + 1
             if first <= image.pages { options.progress?(JobProgress(completed: Int(first - 1), total: total)) }
         }

@@ -303,13 +303,39 @@ extension DatabaseError {
     }
 }
 
-extension DatabaseError: LocalizedError {
-    /// The same sentence as ``description``, so `localizedDescription` says it too.
-    public var errorDescription: String? { description }
+extension DatabaseError: DBCryptError {
+    /// What kind of failure this is: ``DBCryptErrorCategory/wrongKey`` for
+    /// a key that does not open the file (or none given for an encrypted
+    /// one), ``DBCryptErrorCategory/damaged`` for a file, page or log that
+    /// is not as written (SQLite's `SQLITE_CORRUPT`, or `SQLITE_NOTADB` on a
+    /// page after the first), and so on for each case.
+    public var category: DBCryptErrorCategory {
+        switch self {
+        case .wrongKeyOrNotADatabase, .keyRequired: .wrongKey
+        case .damaged, .damagedWriteAheadLog, .writeAheadLogDoesNotDecrypt: .damaged
+        case .fileNotFound, .recordNotFound: .notFound
+        case .destinationExists: .exists
+        case .cancelled: .cancelled
+        case .permissionDenied, .cannotOpen, .databaseInUse, .insufficientSpace, .diskFull, .verificationFailed, .ownershipNotKept,
+             .uncheckpointedReadOnlySource, .fileSizeLimit, .unfinishedTransaction, .lockUpgradeRefused: .storage
+        case .notSQLCipher, .unsupportedCipherSetting: .unsupported
+        case .notEncrypted, .isDirectory, .sourceNotPlaintext, .destinationIsSource, .hardLinked, .rekeyNotEncrypted, .connectionClosed,
+             .reentrantQueueAccess, .misuse, .columnNotFound, .typeMismatch, .invalidArguments, .decodingFailed, .missingPrimaryKey,
+             .recordEncodingFailed: .misuse
+        case .sqlite:
+            switch resultCode {
+            case SQLITE_CORRUPT, SQLITE_NOTADB: .damaged
+            case SQLITE_INTERRUPT: .cancelled
+            case SQLITE_NOTFOUND: .notFound
+            case SQLITE_ERROR, SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_MISUSE, SQLITE_RANGE, SQLITE_TOOBIG, SQLITE_SCHEMA: .misuse
+            default: .storage
+            }
+        }
+    }
 }
 
 extension DatabaseError {
-    /// A file that could not be opened or read, in DBCrypt's terms.
+    /// A file that could not be opened, read or written, in DBCrypt's terms.
     init(_ error: FileError) {
         switch error {
         case let .notFound(path): self = .fileNotFound(path: path)
@@ -317,20 +343,59 @@ extension DatabaseError {
         case let .permissionDenied(path): self = .permissionDenied(path: path)
         case let .notRegularFile(path, _):
             self = .cannotOpen(path: path, reason: "\(error.reason), and is never read or replaced as a database: give a file's path")
-        case let .system(path, reason): self = .cannotOpen(path: path, reason: reason)
+        case let .readOnlyFileSystem(path):
+            self = .cannotOpen(path: path, reason: "it is on a read-only file system: write elsewhere, or mount it writable")
+        case let .noSpace(path): self = .diskFull(path: path)
+        case let .fileSizeLimit(path): self = .fileSizeLimit(path: path)
+        case let .exists(path): self = .destinationExists(path: path)
+        case let .ownershipNotKept(path): self = .ownershipNotKept(path: path)
+        case let .tooLarge(path, _), let .system(path, _): self = .cannotOpen(path: path, reason: error.reason)
         }
     }
 }
 
 extension DatabaseError {
-    /// `body`'s result, with a file it could not open or read (read through
-    /// the core) thrown in DBCrypt's terms.
-    static func reading<T>(_ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
+    /// `body`'s result, with a file it could not open, read or write
+    /// (through the core) thrown in DBCrypt's terms.
+    static func translating<T>(_ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
         do {
             return try body()
         } catch {
             throw DatabaseError(error)
         }
+    }
+
+    /// The same, the error naming `path` (the file the user named, not the
+    /// sibling written for it).
+    static func translating<T>(naming path: String, _ body: () throws(FileError) -> T) throws(DatabaseError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw DatabaseError(error.naming(path))
+        }
+    }
+}
+
+extension DatabaseError {
+    /// Why SQLite refused a write for lack of write access.
+    public enum WriteRefusal: Sendable, Hashable {
+        /// The database file may only be read (`SQLITE_READONLY`).
+        case readOnlyFile
+        /// No journal can be made beside the file: its directory may not be
+        /// written (`SQLITE_READONLY_DIRECTORY`, or `SQLITE_CANTOPEN` on
+        /// SQLite before 3.22).
+        case noJournalInDirectory
+    }
+
+    /// For a write SQLite refused because this user may not write the file
+    /// or its directory, which; nil for every other error.
+    public var writeRefusal: WriteRefusal? {
+        guard case let .sqlite(code, _, _) = self else { return nil }
+        // SQLITE_READONLY_DIRECTORY: SQLite 3.22 and later's answer when it
+        // cannot make a journal in the directory (3.15 answers SQLITE_CANTOPEN).
+        let readOnlyDirectory = SQLITE_READONLY | (6 << 8)
+        if code == readOnlyDirectory || code & 0xFF == SQLITE_CANTOPEN { return .noJournalInDirectory }
+        return code & 0xFF == SQLITE_READONLY ? .readOnlyFile : nil
     }
 }
 

@@ -73,12 +73,7 @@ enum WriteAheadLogFile {
         if index >= 0 {
             defer { close(index) }
             // SQLite's unix VFS: the dead-man switch is byte 128 of the index file.
-            var lock = flock()
-            lock.l_type = Int16(F_WRLCK)
-            lock.l_whence = Int16(SEEK_SET)
-            lock.l_start = 128
-            lock.l_len = 1
-            if fcntl(index, F_GETLK, &lock) == 0 && lock.l_type != Int16(F_UNLCK) { return true }
+            if SQLiteLocks.lockHolder(index, start: 128, length: 1) != nil { return true }
         }
         return !CheckpointBlock.withSharedLock(onFile: path) {}
     }

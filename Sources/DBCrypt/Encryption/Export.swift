@@ -88,25 +88,19 @@ struct Export {
         // the passphrase.
         if let destinationKey { try cipher.requireSalt(for: destinationKey, path: destinationPath, library: library) }
         let writingKey = destinationKey.map { $0.derivedForNewFile(cipher) ?? $0 }
+        var facts: SourceFacts?
 
-        let sibling = try SiblingFile.create(beside: destinationPath, keepingOwnerAndModeOf: inPlace ? destinationPath : nil)
-        var replaced = false
-        defer { if !replaced { sibling.remove() } }
-
-        let progress = ProgressReporter(path: sibling.path, callback: options.progress, cancellation: options.cancellation)
-        let facts = try write(from: source, to: sibling, key: writingKey, cipher: cipher, library: library, progress: progress)
-        try sibling.sync()
-        try checkCancelled()
-        try verify(sibling.path, key: writingKey, cipher: cipher, against: facts)
-        if facts.isWriteAheadLog { try Self.setWriteAheadLogMode(of: sibling.path, key: writingKey, cipher: cipher) }
-        try checkCancelled()
-        if inPlace {
-            try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)")
-            try replacement?.requireUnchanged()
-        }
-        try replacement?.removeCompanions()
-        try sibling.replaceDestination()
-        replaced = true
+        guard let replacement else { throw DatabaseError.misuse(reason: "an export's paths are resolved before it runs") }
+        var progress: ProgressReporter?
+        try replacement.replace(cancellation: options.cancellation, write: { newFile in
+            progress = ProgressReporter(path: newFile, callback: options.progress, cancellation: options.cancellation)
+            facts = try write(from: source, to: newFile, key: writingKey, cipher: cipher, library: library, progress: progress!)
+        }, check: { newFile in
+            try verify(newFile, key: writingKey, cipher: cipher, against: facts!)
+            if facts!.isWriteAheadLog { try Self.setWriteAheadLogMode(of: newFile, key: writingKey, cipher: cipher) }
+            try checkCancelled()
+            if inPlace { try source.connection.run("PRAGMA main.wal_checkpoint(TRUNCATE)") }
+        })
         if inPlace {
             // Closing the old file's last connection deletes its (empty) WAL by
             // name; its shared-memory index is left for us to remove.
@@ -116,7 +110,7 @@ struct Export {
                 unlink(destinationPath + "-shm")
             }
         }
-        progress.finish()
+        progress?.finish()
     }
 
     /// `sqlcipher_export` writes the new file in rollback-journal mode: a
@@ -258,12 +252,12 @@ struct Export {
     /// Writes the new file and returns the facts of the source it was
     /// written from, read in the same transaction.
     private func write(
-        from source: Database, to sibling: SiblingFile, key: DatabaseKey?, cipher: CipherSettings,
+        from source: Database, to newFile: String, key: DatabaseKey?, cipher: CipherSettings,
         library: CipherInfo,
         progress: ProgressReporter
     ) throws -> SourceFacts {
         let connection = source.connection
-        try connection.attaching(cipher) { try attach(sibling.path, key: key, to: source) }
+        try connection.attaching(cipher) { try attach(newFile, key: key, to: source) }
         defer { try? connection.run("DETACH DATABASE \(Self.target)") }
 
         let target = Self.target
@@ -318,7 +312,7 @@ struct Export {
     }
 
     /// Refuses a source file longer than its pages (junk appended, or a
-    /// damaged header), as `dbcrypt check` does: no SQLite reads those bytes,
+    /// damaged header), as a page-by-page verification does: no SQLite reads those bytes,
     /// and a copy would drop them without a word. With frames in its log
     /// the file may be longer until the next checkpoint truncates it.
     ///
@@ -328,7 +322,7 @@ struct Export {
         let extra = SiblingFile.size(of: sourcePath) - Int64(facts.pageBytes)
         if extra > 0 {
             throw DatabaseError.damaged(
-                path: sourcePath, reason: "\(extra) bytes past its last page, which no SQLite reads: dbcrypt check names them")
+                path: sourcePath, reason: "\(extra) bytes past its last page, which no SQLite reads: a page-by-page verification names them")
         }
     }
 

@@ -25,22 +25,11 @@ extension DatabaseEncryption {
                                    write: (_ newFile: String) throws -> Void,
                                    check: (_ newFile: String) throws -> Void = { _ in }) throws {
         let replacement = try Replacement(destination: destination, inPlace: inPlace, source: source, options: options)
-        let target = replacement.path
-        if !inPlace && FileManager.default.fileExists(atPath: target) && !options.replaceExisting {
+        if !inPlace && FileManager.default.fileExists(atPath: replacement.path) && !options.replaceExisting {
             throw DatabaseError.destinationExists(path: destination)
         }
-        SiblingFile.removeAbandoned(beside: target)
-        let sibling = try SiblingFile.create(beside: target, keepingOwnerAndModeOf: inPlace ? target : nil)
-        var replaced = false
-        defer { if !replaced { sibling.remove() } }
-        try write(sibling.path)
-        try sibling.sync()
-        try check(sibling.path)
-        if options.cancellation?.isCancelled == true { throw DatabaseError.cancelled }
-        try replacement.requireUnchanged()
-        try replacement.removeCompanions()
-        try sibling.replaceDestination()
-        replaced = true
+        SiblingFile.removeAbandoned(beside: replacement.path)
+        try replacement.replace(cancellation: options.cancellation, write: write, check: check)
     }
 }
 
@@ -97,6 +86,35 @@ struct Replacement {
             }
             identity = nil
         }
+    }
+
+    /// Replaces the file at ``path`` with one that `write` fills, with the
+    /// routines' guarantees: the one sequence every replacement follows. The
+    /// new file is a sibling (same directory, mode 0600, or the replaced
+    /// file's owner and mode in place), flushed to disk, handed to `check`,
+    /// and only then renamed over the path, the directory flushed after;
+    /// cancellation is looked at after the flush and after the check.
+    /// Whenever the process dies or anything throws, the path holds what it
+    /// held and the sibling is gone (or removed by the next run).
+    ///
+    /// - throws: what `write` or `check` throw; ``DatabaseError/cancelled``;
+    ///   ``DatabaseError`` for a step of the file system that failed.
+    func replace(cancellation: JobCancellation?, write: (_ newFile: String) throws -> Void,
+                 check: (_ newFile: String) throws -> Void) throws {
+        let sibling = try DatabaseError.translating { () throws(FileError) in
+            try SiblingFile.create(beside: path, keepingOwnerAndModeOf: inPlace ? path : nil)
+        }
+        var replaced = false
+        defer { if !replaced { sibling.remove() } }
+        try write(sibling.path)
+        try DatabaseError.translating { () throws(FileError) in try sibling.sync() }
+        if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+        try check(sibling.path)
+        if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+        try requireUnchanged()
+        try removeCompanions()
+        try DatabaseError.translating { () throws(FileError) in try sibling.replaceDestination() }
+        replaced = true
     }
 
     /// The paths of `path`'s companions.

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Every refusal happens before anything is written: the database is left
 /// byte for byte as it was.
-public enum SchemaMigrationError: Error, Equatable, CustomStringConvertible, LocalizedError {
+public enum SchemaMigrationError: Error, Equatable, CustomStringConvertible {
     /// A `.sql` file in the migrations directory is not named `NNNN_name.sql`.
     case invalidFileName(file: String)
     /// Two migrations have the same number.
@@ -45,7 +45,18 @@ public enum SchemaMigrationError: Error, Equatable, CustomStringConvertible, Loc
             return "Migrations cannot run inside a transaction: call migrate outside inTransaction or write, for example through the queue's writeWithoutTransaction."
         }
     }
+}
 
-    /// The same sentence as ``description``.
-    public var errorDescription: String? { description }
+extension SchemaMigrationError: DBCryptError {
+    /// What kind of failure this is: ``DBCryptErrorCategory/storage`` for a
+    /// directory that cannot be read, ``DBCryptErrorCategory/unsupported`` for
+    /// a database a newer app migrated, ``DBCryptErrorCategory/misuse`` for
+    /// the rest (the migrations given, or how they were run).
+    public var category: DBCryptErrorCategory {
+        switch self {
+        case .unreadableDirectory: .storage
+        case .databaseIsNewer: .unsupported
+        case .invalidFileName, .duplicateNumber, .appliedMigrationChanged, .appliedMigrationMissing, .failed, .insideTransaction: .misuse
+        }
+    }
 }

@@ -130,19 +130,14 @@ public struct SchemaMigrator {
     }
 
     /// The bytes of the migration file at `path`, which must be a regular
-    /// file (a FIFO would block the read forever).
+    /// file (a FIFO would block the read forever), of at most 64 MiB.
     private static func contents(of path: String) throws -> Data {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw SchemaMigrationError.unreadableDirectory(path: path, reason: String(cString: strerror(errno))) }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        do throws(FileError) {
+            return try FileReader(path: path).readAll(limit: 64 << 20).withUnsafeBytes { Data($0) }
+        } catch .isDirectory, .notRegularFile {
             throw SchemaMigrationError.unreadableDirectory(path: path, reason: "it is not a regular file")
-        }
-        do {
-            return try handle.readToEnd() ?? Data()
         } catch {
-            throw SchemaMigrationError.unreadableDirectory(path: path, reason: "it cannot be read")
+            throw SchemaMigrationError.unreadableDirectory(path: path, reason: error.reason)
         }
     }
 

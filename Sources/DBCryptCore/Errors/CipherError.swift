@@ -18,8 +18,3 @@ public enum CipherError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-extension CipherError: LocalizedError {
-    /// The same sentence as ``description``, so `localizedDescription` says it too.
-    public var errorDescription: String? { description }
-}

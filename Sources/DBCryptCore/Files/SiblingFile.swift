@@ -15,13 +15,13 @@ package struct SiblingFile {
     package let destination: String
 
     /// The directory holding `path` (`.` for a bare file name).
-    static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         let directory = (path as NSString).deletingLastPathComponent
         return directory.isEmpty ? "." : directory
     }
 
     /// `.<name>.dbcrypt-<pid>-<random>` in the destination's directory.
-    static func prefix(for destination: String) -> String { "." + (destination as NSString).lastPathComponent + ".dbcrypt-" }
+    package static func prefix(for destination: String) -> String { "." + (destination as NSString).lastPathComponent + ".dbcrypt-" }
 
     /// Creates the temporary file, empty, with mode 0600, failing if the name
     /// is taken. With `original`, the new file gets that file's owner, group
@@ -29,21 +29,21 @@ package struct SiblingFile {
     /// swapped in at that name meanwhile can receive them), so that whoever
     /// could open the original can open its replacement, and no one else.
     ///
-    /// - throws: ``DatabaseError/permissionDenied(path:)`` or
-    ///   ``DatabaseError/cannotOpen(path:reason:)`` when the directory refuses it;
-    ///   ``DatabaseError/ownershipNotKept(path:)`` when this process may not
+    /// - throws: ``FileError/permissionDenied(path:)`` or
+    ///   ``FileError/readOnlyFileSystem(path:)`` naming the directory when it
+    ///   refuses it, another ``FileError`` naming the file;
+    ///   ``FileError/ownershipNotKept(path:)`` when this process may not
     ///   give it the original's owner or group.
-    package static func create(beside destination: String, keepingOwnerAndModeOf original: String? = nil) throws -> SiblingFile {
+    package static func create(beside destination: String, keepingOwnerAndModeOf original: String? = nil) throws(FileError) -> SiblingFile {
         let directory = directory(of: destination)
         let name = prefix(for: destination) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let path = (directory as NSString).appendingPathComponent(name)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
-            if code == EACCES || code == EPERM { throw DatabaseError.permissionDenied(path: directory) }
             // Not the owner or the mode: no permission would help.
-            if code == EROFS { throw DatabaseError.cannotOpen(path: directory, reason: "it is on a read-only file system: write elsewhere, or mount it writable") }
-            throw DatabaseError.cannotOpen(path: path, reason: String(cString: strerror(code)))
+            if [EACCES, EPERM, EROFS].contains(code) { throw FileError(errno: code, path: directory) }
+            throw FileError(errno: code, path: path)
         }
         defer { close(fd) }
         let sibling = SiblingFile(path: path, destination: destination)
@@ -58,14 +58,14 @@ package struct SiblingFile {
         return sibling
     }
 
-    private static func adoptOwnerAndMode(of original: String, fd: Int32) throws {
+    private static func adoptOwnerAndMode(of original: String, fd: Int32) throws(FileError) {
         var wanted = stat(), current = stat()
         guard stat(original, &wanted) == 0, fstat(fd, &current) == 0 else { return }
         if wanted.st_uid != current.st_uid || wanted.st_gid != current.st_gid {
-            guard fchown(fd, wanted.st_uid, wanted.st_gid) == 0 else { throw DatabaseError.ownershipNotKept(path: original) }
+            guard fchown(fd, wanted.st_uid, wanted.st_gid) == 0 else { throw .ownershipNotKept(path: original) }
         }
         guard fchmod(fd, wanted.st_mode & 0o777) == 0 else {
-            throw DatabaseError.cannotOpen(path: original, reason: "setting the new copy's mode failed: \(String(cString: strerror(errno)))")
+            throw .system(path: original, reason: "setting the new copy's mode failed: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -74,43 +74,70 @@ package struct SiblingFile {
         for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
     }
 
+    /// Writes all of `bytes` into the temporary file, from its start, and flushes it to the disk.
+    ///
+    /// - throws: ``FileError`` (``FileError/noSpace(path:)`` for a full disk).
+    package func fill(with bytes: Data) throws(FileError) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(errno: errno, path: path) }
+        defer { close(fd) }
+        try bytes.withUnsafeBytes { bytes in Result { () throws(FileError) in try DurableWrite.writeAll(bytes, to: fd, at: 0, path: path) } }.get()
+        try DurableWrite.sync(fd, path: path)
+    }
+
+    /// Replaces the file at `destination` with `bytes`, whole or not at all:
+    /// a sibling file filled and flushed, renamed over it, the directory
+    /// flushed. For small files (a receipt, a setting), not databases.
+    ///
+    /// - throws: ``FileError``; nothing is left behind.
+    package static func replace(_ destination: String, with bytes: Data) throws(FileError) {
+        removeAbandoned(beside: destination)
+        let sibling = try create(beside: destination)
+        do {
+            try sibling.fill(with: bytes)
+            try sibling.replaceDestination()
+        } catch {
+            sibling.remove()
+            throw error
+        }
+    }
+
     /// Flushes the temporary file's bytes to the disk.
-    package func sync() throws {
-        try Self.fsync(path: path, what: "the new database")
+    ///
+    /// - throws: ``FileError/system(path:reason:)``.
+    package func sync() throws(FileError) {
+        try DurableWrite.sync(path: path, what: "the new database")
     }
 
     /// Renames the temporary file over the destination, then flushes the
     /// directory so that the rename itself survives a power loss.
-    package func replaceDestination() throws {
+    ///
+    /// - throws: ``FileError/system(path:reason:)``.
+    package func replaceDestination() throws(FileError) {
         guard rename(path, destination) == 0 else {
-            throw DatabaseError.cannotOpen(path: destination, reason: "renaming the new database failed: \(String(cString: strerror(errno)))")
+            throw .system(path: destination, reason: "renaming the new database failed: \(String(cString: strerror(errno)))")
         }
-        try Self.fsync(path: Self.directory(of: destination), what: "the directory")
-    }
-
-    private static func fsync(path: String, what: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DatabaseError.cannotOpen(path: path, reason: "opening \(what) to flush it failed: \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        guard Foundation.fsync(fd) == 0 else {
-            throw DatabaseError.cannotOpen(path: path, reason: "flushing \(what) to disk failed: \(String(cString: strerror(errno)))")
-        }
+        try DurableWrite.syncDirectory(of: destination)
     }
 
     /// Deletes temporaries that an interrupted run left beside `destination`:
-    /// files named with this routine's prefix whose writing process is gone.
-    /// Returns how many files were removed.
+    /// files named with its prefix whose writing process is gone. Returns
+    /// how many files were removed.
     @discardableResult
     package static func removeAbandoned(beside destination: String) -> Int {
-        let folder = directory(of: destination)
-        let prefix = prefix(for: destination)
+        removeAbandoned(in: directory(of: destination), prefix: prefix(for: destination))
+    }
+
+    /// Deletes the temporaries in `folder` whose names start with `prefix`
+    /// (`.` for any sibling file there) and whose writing process is gone.
+    /// Returns how many files were removed.
+    @discardableResult
+    package static func removeAbandoned(in folder: String, prefix: String = ".") -> Int {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return 0 }
         var removed = 0
         for name in names where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let pidText = rest.split(separator: "-").first, let pid = pid_t(pidText),
+            guard let marker = name.range(of: ".dbcrypt-", options: .backwards),
+                  let pidText = name[marker.upperBound...].split(separator: "-").first, let pid = pid_t(pidText),
                   !isAlive(pid) else { continue }
             if unlink((folder as NSString).appendingPathComponent(name)) == 0 { removed += 1 }
         }
@@ -122,7 +149,7 @@ package struct SiblingFile {
     }
 
     /// Bytes available to this process in the directory of `path`, or nil when unknown.
-    static func availableBytes(near path: String) -> Int64? {
+    package static func availableBytes(near path: String) -> Int64? {
         var info = statvfs()
         guard statvfs(directory(of: path), &info) == 0 else { return nil }
         // Some network and FUSE file systems report huge counts: cap, never trap.
@@ -132,7 +159,7 @@ package struct SiblingFile {
     }
 
     /// The size in bytes of the file at `path`, or 0 when there is none.
-    static func size(of path: String) -> Int64 {
+    package static func size(of path: String) -> Int64 {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : 0
     }

@@ -20,6 +20,8 @@ package final class FileReader {
     package let path: String
     /// The file's size in bytes when it was opened.
     package let size: Int64
+    /// Its permission bits (`st_mode & 0o7777`) when it was opened.
+    package let permissions: UInt16
     private let fd: Int32
     private let id: FileIdentity
 
@@ -48,10 +50,14 @@ package final class FileReader {
         }
         self.fd = fd
         self.size = Int64(info.st_size)
+        self.permissions = UInt16(info.st_mode & 0o7777)
         self.id = FileIdentity(info)
     }
 
     deinit { OpenFiles.all.close(fd, of: id) }
+
+    /// `body`'s result with the descriptor, which it must not close.
+    func withDescriptor<R>(_ body: (Int32) -> R) -> R { body(fd) }
 
     /// Up to `count` bytes from the start of the file at `path` (fewer when
     /// it is shorter), or nil when nothing is there.
