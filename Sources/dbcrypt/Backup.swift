@@ -89,7 +89,7 @@ struct Backup: ParsableCommand {
                 try queue.backup(to: output, key: .plaintext, options: options)
                 try StandardStreams.say("Backed up \(database) to \(output), in plaintext.")
             } else if newKey.isGiven {
-                let replacement = try newKey.key(prompt: "Key for the copy \(output): ")
+                let replacement = try newKey.newKey(prompt: "Key for the copy \(output): ")
                 try replacement.using(inUse: { opens(output, with: $0, cipher: newCipher.settings(current: current ?? .sqlcipher4) ?? current ?? .sqlcipher4) }) { copyKey in
                     try queue.backup(to: output, key: .using(copyKey), cipher: newCipher.settings(current: current ?? .sqlcipher4), options: options)
                 }

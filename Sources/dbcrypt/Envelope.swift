@@ -28,11 +28,18 @@ struct Envelope: ParsableCommand {
     @Option(help: ArgumentHelp("The additional data to authenticate (not secret).", valueName: "TEXT"))
     var additionalData = "additional-data"
 
-    @OptionGroup var key: EnvelopeKeyOptions
+    @OptionGroup var key: KeyOptions
+
+    @Flag(help: "The key is text whose first 32 characters, padded with \"0\", are the key (the compatibility form of some clients).")
+    var paddedTextKey = false
+
+    func validate() throws {
+        if !key.isGiven { throw ValidationError("Give the key with --key-env NAME, --key-file PATH or a key store (--key-keyring SERVICE/ACCOUNT, ...).") }
+    }
 
     func run() throws {
         try reportingErrors {
-            let envelope = ServerEnvelope(key: try key.key(), additionalData: additionalData)
+            let envelope = ServerEnvelope(key: try key.sealingKey(paddedText: paddedTextKey), additionalData: additionalData)
             let input = try StandardStreams.readInput()
             switch action {
             case .seal:

@@ -52,7 +52,8 @@ struct KV: ParsableCommand {
     var json = false
 
     @OptionGroup var databaseKey: KeyOptions
-    @OptionGroup var storeKey: StoreKeyOptions
+    @OptionGroup var storeKey: KeySource<StoreKeyRole>
+    @OptionGroup var newStoreKey: NewStoreKeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func validate() throws {
@@ -140,7 +141,7 @@ struct KV: ParsableCommand {
             try StandardStreams.say("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
                 + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
         case .passwd:
-            try sealed.changeCredential(to: storeKey.newCredential(store: store))
+            try sealed.changeCredential(to: newStoreKey.credential(store: store))
             try StandardStreams.say("Changed the passphrase of store \"\(store)\".")
         }
     }

@@ -58,18 +58,6 @@ struct KeyStoreItem {
         throw ValidationError("\(option) takes a \(what) of at most \(bytes) bytes, not one of \(name.utf8.count): \(displayed(name, limit: 32))")
     }
 
-    /// How many of a group's five key sources (`--<prefix>env`, `-file`,
-    /// `-keyring`, `-kernel-keyring`, `-credential`, in that order) are given.
-    ///
-    /// - throws: `ValidationError` when more than one is.
-    static func sourcesGiven(_ sources: [String?], prefix: String) throws -> Int {
-        let given = sources.compactMap { $0 }.count
-        if given > 1 {
-            throw ValidationError("Give one of --\(prefix)env, --\(prefix)file, --\(prefix)keyring, --\(prefix)kernel-keyring and --\(prefix)credential.")
-        }
-        return given
-    }
-
     /// The item's name as its store shows it.
     var name: String { store.itemName(service: service, account: account) }
 

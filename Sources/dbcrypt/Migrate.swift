@@ -37,7 +37,7 @@ struct Migrate: ParsableCommand {
             guard case .plaintext = try requireDatabaseFile(database) else {
                 throw DatabaseError.sourceNotPlaintext(path: database)
             }
-            let newKey = try key.newDatabaseKey(prompt: "New key for \(database): ")
+            let newKey = try key.newKey(prompt: "New key for \(database): ")
             var options = ExportOptions()
             options.replaceExisting = force
             options.replaceHardLinkedFile = force

@@ -43,7 +43,7 @@ struct Rekey: ParsableCommand {
                 throw CLIError("\(database) is in the \(current.format.rawValue) format, not \(format.rawValue): to convert it, use --new-format \(format.rawValue).")
             }
             let written = newCipher.settings(current: current)
-            let replacement = try newKey.key(prompt: "New key for \(database): ")
+            let replacement = try newKey.newKey(prompt: "New key for \(database): ")
             var options = ExportOptions()
             options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
