@@ -204,3 +204,10 @@ public final class EncryptedDatabaseFile {
         decryptedPage(page, cipher).flatMap { SQLiteHeader($0) }
     }
 }
+
+extension EncryptedDatabaseFile: PageReading {
+    /// ``decrypt(to:progress:cancellation:)``, for DBCrypt's routines that fall back on this reader.
+    public func writePlaintext(to output: String, progress: (@Sendable (JobProgress) -> Void)?, cancellation: JobCancellation?) throws {
+        _ = try decrypt(to: output, progress: progress, cancellation: cancellation)
+    }
+}

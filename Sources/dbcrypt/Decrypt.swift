@@ -38,48 +38,14 @@ struct Decrypt: ParsableCommand {
             let databaseKey = try key.key(prompt: "Key for \(database): ")
             var options = ExportOptions()
             options.replaceExisting = force
-            var linkedError: DatabaseError?
-            // The linked SQLCipher first, unless only the page reader knows the settings.
-            if !pageFormat.needsPageReader {
-                do {
-                    options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
-                    let settings = pageFormat.databaseOptions(cipher).cipher
-                    try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options)
-                    try StandardStreams.say("Decrypted \(database) to \(output).")
-                    return
-                } catch where (error as? DatabaseError)?.resultCode == 26 || Check.onlyThePageReaderOpens(error) {
-                    // Perhaps settings the linked SQLCipher does not read: the
-                    // page reader says. Its wrong key is the linked one's.
-                    linkedError = (error as? DatabaseError).flatMap { $0.resultCode == 26 ? $0 : nil }
-                }
+            options.pageReader = EncryptedDatabaseFile.self
+            options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
+            var settings = pageFormat.settings(cipher) ?? cipher.settings
+            settings.salt = pageFormat.saltValue
+            if case let .pageReader(settings) = try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options) {
+                printError("note: the linked SQLCipher cannot open \(database) (\(settings)); DBCrypt's page reader decrypted it.")
             }
-            let file: EncryptedDatabaseFile
-            do {
-                file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
-            } catch DatabaseError.wrongKeyOrNotADatabase where linkedError != nil {
-                throw linkedError!
-            }
-            let bar = ProgressBar.callback(label: "Decrypting", pageSize: file.settings.effectivePageSize)
-            try DatabaseEncryption.replaceFile(at: output, source: database, options: options, write: { newFile in
-                _ = try file.decrypt(to: newFile, progress: bar)
-            }, check: checkPlaintext)
-            printError("note: the linked SQLCipher cannot open \(database) (\(file.settings)); DBCrypt's page reader decrypted it.")
             try StandardStreams.say("Decrypted \(database) to \(output).")
         }
-    }
-}
-
-/// Opens a plaintext file the page reader wrote and runs SQLite's integrity check on it.
-///
-/// - throws: ``DatabaseError/verificationFailed(path:reason:)`` when SQLite finds a problem.
-func checkPlaintext(_ path: String) throws {
-    var options = Database.Options()
-    options.readOnly = true
-    options.create = false
-    let db = try Database(path: path, key: nil, options: options)
-    defer { db.close() }
-    let problems = try db.integrityProblems()
-    guard problems.isEmpty else {
-        throw DatabaseError.verificationFailed(path: path, reason: problems.prefix(3).joined(separator: "; "))
     }
 }

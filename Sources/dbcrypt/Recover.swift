@@ -47,7 +47,7 @@ struct Recover: ParsableCommand {
                 let db = try Database(path: newFile)
                 defer { db.close() }
                 report = try file.salvage(into: db, scratch: newFile + "-pages")
-            }, check: checkPlaintext)
+            }, check: PageReaderFallback.checkPlaintext)
             guard let report else { return }
             var lines = ["Recovered \(database) to \(output):"]
             lines += report.tables.map { "  \($0.name): \($0.rows) rows" }

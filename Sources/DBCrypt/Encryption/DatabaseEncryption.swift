@@ -1,3 +1,4 @@
+import CSQLCipher
 /// The encryption routines: encrypt a plaintext database, export an
 /// encrypted one to plaintext, migrate a plaintext file in place, change a
 /// key, and the app-launch upgrade that ties them together.
@@ -48,21 +49,51 @@ public enum DatabaseEncryption {
         try encrypt(source, to: destination, key: key, cipher: cipher, options: options, inPlace: false)
     }
 
-    /// Writes a plaintext copy of the encrypted database at `source` to `destination`.
+    /// Writes a plaintext copy of the encrypted database at `source` to
+    /// `destination`. With ``ExportOptions/pageReader``, a file the linked
+    /// SQLCipher cannot open (SQLCipher 1 or 2 settings, other hashes, a
+    /// plaintext header on 3.4.1) is decrypted by that reader instead, every
+    /// page authenticated, with the routines' guarantees; a wrong key is
+    /// still the linked SQLCipher's error.
     ///
     /// - parameter cipher: the settings `source` was created with; the other
     ///   standard format is tried when these do not open it.
+    /// - returns: which reader decrypted it.
     /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)``, ``DatabaseError/notEncrypted(path:)``,
-    ///   and the errors of ``encrypt(_:to:key:cipher:options:)``.
+    ///   the page reader's errors, and the errors of ``encrypt(_:to:key:cipher:options:)``.
+    @discardableResult
     public static func decrypt(
         _ source: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
         to destination: String, options: ExportOptions = ExportOptions()
-    ) throws {
-        try requireEncrypted(source)
-        try Export(
-            sourcePath: source, sourceKey: key, sourceCipher: cipher,
-            destinationPath: destination, destinationKey: nil, destinationCipher: .sqlcipher4, options: options, inPlace: false
-        ).run()
+    ) throws -> DecryptionReader {
+        let onlyThePageReader = try PageReaderFallback.isNeeded(source, cipher: cipher, pageReader: options.pageReader)
+        var linkedError: DatabaseError?
+        if !onlyThePageReader {
+            do {
+                try requireEncrypted(source)
+                try Export(
+                    sourcePath: source, sourceKey: key, sourceCipher: cipher,
+                    destinationPath: destination, destinationKey: nil, destinationCipher: .sqlcipher4, options: options, inPlace: false
+                ).run()
+                return .linkedSQLCipher
+            } catch let error as DatabaseError where options.pageReader != nil && PageReaderFallback.isFor(error) {
+                linkedError = error.resultCode == SQLITE_NOTADB ? error : nil
+            } catch let error as CipherError where options.pageReader != nil && PageReaderFallback.isFor(error) {}
+        }
+        guard let pageReader = options.pageReader else { throw DatabaseError.notEncrypted(path: source) }
+        let file = try PageReaderFallback.open(pageReader, source, key: key, cipher: cipher, linkedError: linkedError)
+        try replaceFile(at: destination, source: source, options: options, write: { newFile in
+            try file.writePlaintext(to: newFile, progress: options.progress, cancellation: options.cancellation)
+        }, check: PageReaderFallback.checkPlaintext)
+        return .pageReader(file.settings)
+    }
+
+    /// Which reader a decryption read the encrypted file with.
+    public enum DecryptionReader: Sendable, Equatable {
+        /// The linked SQLCipher, through `sqlcipher_export`.
+        case linkedSQLCipher
+        /// ``ExportOptions/pageReader``, for settings the linked SQLCipher cannot open (these).
+        case pageReader(CipherSettings)
     }
 
     /// Encrypts the plaintext database at `path` in place, atomically; through

@@ -26,6 +26,10 @@ public struct ExportOptions: Sendable {
     /// How long, in seconds, to wait for another connection to release the
     /// source before failing with ``DatabaseError/databaseInUse(path:)``. Default: 2.
     public var busyTimeout: Double = 2
+    /// A reader that needs no SQLCipher (SQLCipherFormat's
+    /// `EncryptedDatabaseFile.self`), for ``DatabaseEncryption/decrypt(_:key:cipher:to:options:)``
+    /// to fall back on when the linked SQLCipher cannot open the file. Default: nil, none.
+    public var pageReader: (any PageReading.Type)?
 
     /// The defaults: do not replace, no progress, no cancellation.
     public init() {}

@@ -1,0 +1,62 @@
+import CSQLCipher
+import Foundation
+
+/// When a routine falls back on a page reader (``ExportOptions/pageReader``),
+/// and how it opens the file with one.
+package enum PageReaderFallback {
+    /// Whether only the page reader can read `path` under `cipher`: hashes
+    /// other than the format's on an engine with no such setting (SQLCipher
+    /// 3.4.1), or, with a page reader, a plaintext-looking file whose salt
+    /// or hashes are given (a plaintext header the engine cannot read).
+    static func isNeeded(_ path: String, cipher: CipherSettings, pageReader: (any PageReading.Type)?) throws -> Bool {
+        guard pageReader != nil else { return false }
+        let otherHashes = cipher.kdfHash != nil || cipher.hmacHash != nil || !cipher.usesHMAC
+        if try otherHashes && !CipherInfo.linked().supports(.hmacAlgorithm) { return true }
+        if case .plaintext = try FileFormat.detect(at: path) { return cipher.salt != nil || otherHashes }
+        return false
+    }
+
+    /// Whether the linked SQLCipher's `error` may mean settings only the page
+    /// reader reads: a page 1 it cannot read (SQLCipher 1 or 2 settings,
+    /// other hashes), a plaintext header on 3.4.1 (which has no such
+    /// setting), or one whose salt is not given.
+    static func isFor(_ error: any Error) -> Bool {
+        switch error {
+        case DatabaseError.wrongKeyOrNotADatabase, DatabaseError.notEncrypted, DatabaseError.unsupportedCipherSetting: true
+        case let error as DatabaseError: error.resultCode == SQLITE_NOTADB
+        case CipherError.invalidSetting(name: "cipher_salt", _): true
+        default: false
+        }
+    }
+
+    /// `path` opened with `reader`: with `cipher` unless it is a standard
+    /// format as it comes (then every standard one is tried), and its salt.
+    /// A wrong key is `linkedError` when the linked SQLCipher said so first,
+    /// else ``DatabaseError/wrongKeyOrNotADatabase(path:)``, in the words of every routine.
+    static func open(_ reader: any PageReading.Type, _ path: String, key: DatabaseKey, cipher: CipherSettings,
+                     linkedError: DatabaseError?) throws -> any PageReading {
+        var standard = cipher
+        standard.salt = nil
+        let settings = [CipherSettings.sqlcipher4, .sqlcipher3].contains(standard) ? nil : cipher
+        do {
+            return try reader.init(path: path, key: key, settings: settings, salt: cipher.salt)
+        } catch let error as any DBCryptError where error.category == .wrongKey {
+            throw linkedError ?? DatabaseError.wrongKeyOrNotADatabase(path: path)
+        }
+    }
+
+    /// Opens the plaintext file a page reader wrote and runs SQLite's integrity check on it.
+    ///
+    /// - throws: ``DatabaseError/verificationFailed(path:reason:)`` when SQLite finds a problem.
+    package static func checkPlaintext(_ path: String) throws {
+        var options = Database.Options()
+        options.readOnly = true
+        options.create = false
+        let db = try Database(path: path, key: nil, options: options)
+        defer { db.close() }
+        let problems = try db.integrityProblems()
+        guard problems.isEmpty else {
+            throw DatabaseError.verificationFailed(path: path, reason: problems.prefix(3).joined(separator: "; "))
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import SQLCipherFormat
+import TestFixtures
+import XCTest
+@testable import DBCrypt
+
+/// A decryption falls back on the page reader it is given for a file the
+/// linked SQLCipher cannot open, and says which reader decrypted.
+final class PageReaderFallbackTests: XCTestCase {
+    func testAPlaintextHeaderFileDecryptsWhereverTheLinkedSQLCipherCannot() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let standard = dir.appendingPathComponent("standard.db").path
+        let db = try makeDatabase(standard, key: TestKeys.key)
+        try db.execute("CREATE TABLE note(title TEXT); INSERT INTO note VALUES ('in a shared container')")
+        db.close()
+        let shared = dir.appendingPathComponent("shared.db").path
+        let file = try EncryptedDatabaseFile(path: standard, key: TestKeys.key)
+        _ = try file.convertHeader(to: shared, plaintextHeaderSize: 32)
+        let settings = CipherSettings(.sqlcipher4, salt: file.salt)
+
+        var options = ExportOptions()
+        options.pageReader = EncryptedDatabaseFile.self
+        let plain = dir.appendingPathComponent("plain.db").path
+        let reader = try DatabaseEncryption.decrypt(shared, key: TestKeys.key, cipher: settings, to: plain, options: options)
+        let linkedReadsHeaders = try CipherInfo.linked().supports(.plaintextHeaderSize)
+        XCTAssertEqual(reader == .linkedSQLCipher, linkedReadsHeaders, "\(reader)")
+        let copy = try Database(path: plain)
+        XCTAssertEqual(try copy.fetchScalar(String.self, "SELECT title FROM note"), "in a shared container")
+        copy.close()
+
+        // Without a page reader, an engine that cannot read the header refuses; a wrong key is the linked one's error.
+        if !linkedReadsHeaders {
+            XCTAssertThrowsError(try DatabaseEncryption.decrypt(shared, key: TestKeys.key, cipher: settings,
+                                                                to: dir.appendingPathComponent("none.db").path))
+        }
+        XCTAssertThrowsError(try DatabaseEncryption.decrypt(shared, key: TestKeys.other, cipher: settings,
+                                                            to: dir.appendingPathComponent("wrong.db").path, options: options)) { error in
+            XCTAssertEqual((error as? any DBCryptError)?.category, .wrongKey, "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("wrong.db").path))
+    }
+}
