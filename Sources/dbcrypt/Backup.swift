@@ -2,10 +2,20 @@ import ArgumentParser
 import DBCrypt
 import Foundation
 
-/// `dbcrypt backup`: a copy of a database that may be in use.
+/// `dbcrypt backup`: a snapshot of a database that may be in use (the
+/// default), or every commit of it (`backup continuous`).
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a database while apps use it: one committed state of it, encrypted.",
+        abstract: "Back up a database while apps use it: one committed state of it, or every commit.",
+        subcommands: [SnapshotBackupCommand.self, ContinuousBackupCommand.self],
+        defaultSubcommand: SnapshotBackupCommand.self)
+}
+
+/// `dbcrypt backup [snapshot]`: a copy of a database that may be in use.
+struct SnapshotBackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Copy a database while apps use it: one committed state of it, encrypted (the default).",
         discussion: """
             The copy holds the database exactly as it was at one commit. In WAL mode it is \
             read from a snapshot and the apps' writes go on; with a rollback journal (SQLite's \
@@ -17,27 +27,20 @@ struct Backup: ParsableCommand {
             key (with --new-format, --new-page-size, --new-kdf-iter for other settings), or \
             --plaintext asks for a copy anyone who can read it can read.
 
-            With --continuous, --output is a directory that receives every commit of a database \
-            in WAL mode as it is made: the log's frames every --interval seconds and a full \
-            snapshot every --snapshot-every seconds, encrypted and authenticated as the database \
-            is, so the directory never holds a key or a plaintext byte. It runs until stopped \
-            (Ctrl-C or SIGTERM ship the last commits first), or ships once with --once. While it \
-            runs, no checkpoint of any connection can overwrite a commit it has not shipped. \
-            dbcrypt restore rebuilds the database as of any commit shipped.
+            dbcrypt backup continuous ships every commit to a directory instead (see its --help; \
+            dbcrypt backup DB --continuous ... is the same command).
 
             Example:
               dbcrypt backup app.db -o /mnt/backup/app.db --key-env APP_KEY
               dbcrypt backup app.db -o offsite.db --key-env APP_KEY --new-key-file offsite.key
-              dbcrypt backup app.db --continuous -o /mnt/backup/app --key-env APP_KEY
+              dbcrypt backup continuous app.db -o /mnt/backup/app --key-env APP_KEY
             """)
 
     @Argument(help: "The database to copy.")
     var database: String
 
-    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the copy (with --continuous, a directory).", valueName: "PATH"))
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the copy.", valueName: "PATH"))
     var output: String
-
-    @OptionGroup(title: "Continuous backup") var continuous: ContinuousOptions
 
     @Flag(help: "Replace --output if it exists.")
     var force = false
@@ -51,12 +54,6 @@ struct Backup: ParsableCommand {
     @OptionGroup(title: "Cipher settings of a copy with another key") var newCipher: NewCipherOptions
 
     func validate() throws {
-        if continuous.continuous && (plaintext || newKey.isGiven || newCipher.isGiven || force) {
-            throw ValidationError("--continuous ships the database's own encrypted pages: --plaintext, --new-key-*, --new-format and --force do not apply.")
-        }
-        if !continuous.continuous && continuous.isGiven {
-            throw ValidationError("--interval, --snapshot-every, --keep and --once set a continuous backup: add --continuous.")
-        }
         if plaintext && newKey.isGiven {
             throw ValidationError("--plaintext writes a copy without a key: give it or a --new-key-* option, not both.")
         }
@@ -69,12 +66,6 @@ struct Backup: ParsableCommand {
         try reportingErrors {
             let format = try requireDatabaseFile(database)
             if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
-            if continuous.continuous {
-                guard case .notPlaintext = format else {
-                    throw CLIError("\(database) is not encrypted: a continuous backup ships encrypted pages. Encrypt it first with dbcrypt migrate.")
-                }
-                return try continuous.run(database, key: try key.key(prompt: "Key for \(database): "), cipher: cipher.settings, destination: output)
-            }
             let databaseKey = try key.keyIfNeeded(for: database, format: format)
             var openOptions = cipher.databaseOptions()
             openOptions.readOnly = access(database, W_OK) != 0

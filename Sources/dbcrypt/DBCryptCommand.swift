@@ -45,9 +45,14 @@ struct DBCryptCommand: ParsableCommand {
                 Foundation.exit(ExitCode.validationFailure.rawValue)
             }
         }
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = currentSpelling(Array(CommandLine.arguments.dropFirst()))
         if arguments.isEmpty {
             printError("Give a command: see 'dbcrypt --help'.")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+        let kvNames = KV.configuration.subcommands.map { $0._commandName }
+        if arguments.first == "kv", arguments.count > 2, !kvNames.contains(arguments[1]) {
+            printError("\(displayed(arguments[2], limit: 32)) is not a kv command (\(kvNames.joined(separator: ", "))): see 'dbcrypt kv --help'.")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         if let repeated = repeatedOption(in: arguments) {
@@ -62,19 +67,62 @@ struct DBCryptCommand: ParsableCommand {
         }
     }
 
+    /// The first spellings of two commands, still read: `kv DB ACTION ...`
+    /// (the database before the action) and `backup DB --continuous ...`.
+    static func currentSpelling(_ arguments: [String]) -> [String] {
+        var arguments = arguments
+        let options = arguments.prefix { $0 != "--" }
+        let kvNames = KV.configuration.subcommands.map { $0._commandName }
+        if arguments.first == "kv", arguments.count > 2, kvNames.contains(arguments[2]), !kvNames.contains(arguments[1]) {
+            arguments.swapAt(1, 2)
+        } else if arguments.first == "backup", let flag = options.firstIndex(of: "--continuous") {
+            arguments.remove(at: flag)
+            arguments.insert(ContinuousBackupCommand._commandName, at: 1)
+        }
+        return arguments
+    }
+
     /// The first option or flag named twice before a `--`, by any of its
     /// names (`-o A --output B`, `-oA`), which the parser would take the
-    /// last of silently (`--key-env A --key-env B`).
+    /// last of silently (`--key-env A --key-env B`). The names are the
+    /// parser's own, from its description of the command being run.
     static func repeatedOption(in arguments: [String]) -> String? {
-        let longNames = ["-o": "--output", "-h": "--help"]
+        let names = optionNames(of: arguments)
         var seen: Set<String> = []
         for argument in arguments {
             if argument == "--" { break }
             guard argument.hasPrefix("-"), argument.count > 1, !argument.dropFirst().allSatisfy(\.isNumber) else { continue }
-            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : longNames[String(argument.prefix(2))] ?? argument
+            let written = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : String(argument.prefix(2))
+            let name = names[written] ?? written
             if !seen.insert(name).inserted { return name }
         }
         return nil
+    }
+
+    /// Each name (`-o`, `--output`) of the options of the command that
+    /// `arguments` run, mapped to its preferred name; options that may be
+    /// given more than once are left out.
+    private static func optionNames(of arguments: [String]) -> [String: String] {
+        guard let dump = try? JSONSerialization.jsonObject(with: Data(_dumpHelp().utf8)) as? [String: Any],
+              var command = dump["command"] as? [String: Any] else { return [:] }
+        func subcommand(_ name: Any?) -> [String: Any]? {
+            (command["subcommands"] as? [[String: Any]])?.first { $0["commandName"] as? String == name as? String }
+        }
+        for argument in arguments {
+            guard let next = subcommand(argument) else { break }
+            command = next
+        }
+        if let next = subcommand(command["defaultSubcommand"]) { command = next }
+        func spelled(_ name: Any?) -> String? {
+            guard let name = name as? [String: Any], let text = name["name"] as? String else { return nil }
+            return (name["kind"] as? String == "short" ? "-" : "--") + text
+        }
+        var names: [String: String] = ["-h": "--help"]
+        for option in command["arguments"] as? [[String: Any]] ?? [] where option["isRepeating"] as? Bool != true {
+            guard let preferred = spelled(option["preferredName"]) else { continue }
+            for name in option["names"] as? [[String: Any]] ?? [] { spelled(name).map { names[$0] = preferred } }
+        }
+        return names
     }
 
     /// Exits for `error` as ArgumentParser does (help on stdout, exit codes
@@ -84,7 +132,7 @@ struct DBCryptCommand: ParsableCommand {
         let status = exitCode(for: error)
         guard status == .validationFailure else { exit(withError: error) }
         let names = configuration.subcommands.map { $0._commandName }
-        let subcommand = CommandLine.arguments.dropFirst().first.flatMap { names.contains($0) ? $0 : nil }
+        let subcommand = currentSpelling(Array(CommandLine.arguments.dropFirst())).first.flatMap { names.contains($0) ? $0 : nil }
         var message = message(for: error)
         while message.last == "." { message.removeLast() }
         printError("\(message): see 'dbcrypt\(subcommand.map { " " + $0 } ?? "") --help'.")

@@ -16,15 +16,44 @@ struct Envelope: ParsableCommand {
             Example:
               echo -n 'hello' | dbcrypt envelope seal --key-env ENCRYPTION_KEY
               dbcrypt envelope open --key-env ENCRYPTION_KEY < reply.txt
-            """)
+            """,
+        subcommands: [Seal.self, Open.self])
 
-    enum Action: String, ExpressibleByArgument, CaseIterable {
-        case seal, open
+    /// `envelope seal`: standard input to an envelope.
+    struct Seal: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Seal standard input and print the envelope.")
+        @OptionGroup var options: EnvelopeOptions
+
+        func run() throws {
+            try reportingErrors {
+                let envelope = try options.envelope()
+                try StandardStreams.print(try envelope.seal(StandardStreams.readInput()))
+            }
+        }
     }
 
-    @Argument(help: "seal or open.")
-    var action: Action
+    /// `envelope open`: an envelope on standard input to its plaintext.
+    struct Open: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Open the envelope on standard input and write its plaintext.")
+        @OptionGroup var options: EnvelopeOptions
 
+        func run() throws {
+            try reportingErrors {
+                let envelope = try options.envelope()
+                guard let text = String(data: try StandardStreams.readInput(), encoding: .utf8) else { throw SealError.notBase64 }
+                do {
+                    try StandardStreams.write(try envelope.open(text))
+                } catch SealError.authenticationFailed {
+                    // AES-GCM cannot tell a wrong key from an altered envelope.
+                    throw CLIError("The envelope does not open: its key or additional data is not this one, or it was altered.", category: .wrongKey)
+                }
+            }
+        }
+    }
+}
+
+/// What both `envelope` commands take: the key and the additional data.
+struct EnvelopeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The additional data to authenticate (not secret).", valueName: "TEXT"))
     var additionalData = "additional-data"
 
@@ -37,25 +66,8 @@ struct Envelope: ParsableCommand {
         if !key.isGiven { throw ValidationError("Give the key with --key-env NAME, --key-file PATH or a key store (--key-keyring SERVICE/ACCOUNT, ...).") }
     }
 
-    func run() throws {
-        try reportingErrors {
-            let envelope = ServerEnvelope(key: try key.sealingKey(paddedText: paddedTextKey), additionalData: additionalData)
-            let input = try StandardStreams.readInput()
-            switch action {
-            case .seal:
-                try StandardStreams.print(try envelope.seal(input))
-            case .open:
-                guard let text = String(data: input, encoding: .utf8) else { throw SealError.notBase64 }
-                let opened: Data
-                do {
-                    opened = try envelope.open(text)
-                } catch SealError.authenticationFailed {
-                    // AES-GCM cannot tell a wrong key from an altered envelope.
-                    throw CLIError("The envelope does not open: its key or additional data is not this one, or it was altered.",
-                                   category: .wrongKey)
-                }
-                try StandardStreams.write(opened)
-            }
-        }
+    /// The envelope under the key given.
+    func envelope() throws -> ServerEnvelope {
+        ServerEnvelope(key: try key.sealingKey(paddedText: paddedTextKey), additionalData: additionalData)
     }
 }

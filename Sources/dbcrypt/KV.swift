@@ -15,64 +15,127 @@ struct KV: ParsableCommand {
             --store-key-credential; a new store gets a random key made there); the \
             database's own key is given as for the other commands. Values are read from \
             standard input (set) and written to standard output (get), never taken from \
-            arguments. set --create makes the store when the database has none (Argon2id, \
-            a new random salt). rotate seals every entry again under a new data key (a \
-            rotation that is stopped is finished by the next one); passwd changes the \
-            passphrase at once, whatever the store's size.
+            arguments. (dbcrypt kv DB get NAME, the database first, works too.)
 
             Example:
-              printf %s "$TOKEN" | dbcrypt kv app.db set api.token --key-env APP_KEY --store-key-env STORE_KEY
-              dbcrypt kv app.db get api.token --key-env APP_KEY --store-key-env STORE_KEY
-              dbcrypt kv app.db list --prefix api. --key-env APP_KEY --store-key-env STORE_KEY
-            """)
+              printf %s "$TOKEN" | dbcrypt kv set app.db api.token --create --key-env APP_KEY --store-key-env STORE_KEY
+              dbcrypt kv get app.db api.token --key-env APP_KEY --store-key-env STORE_KEY
+              dbcrypt kv list app.db --prefix api. --key-env APP_KEY --store-key-env STORE_KEY
+            """,
+        subcommands: [Get.self, Set.self, Remove.self, List.self, Rotate.self, Passwd.self])
 
-    enum Action: String, ExpressibleByArgument, CaseIterable {
-        case get, set, remove, list, rotate, passwd
+    /// `kv get`: an entry's value to standard output.
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write an entry's value to standard output.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The entry's name.") var name: String
+
+        func run() throws {
+            try store.open(writes: false) { sealed in
+                guard let value = try sealed.get(name) else { throw CLIError("Store \"\(store.name)\" has no entry \"\(name)\".") }
+                try StandardStreams.write(value)
+                if isatty(STDOUT_FILENO) == 1 { try StandardStreams.write(Data("\n".utf8)) }
+            }
+        }
     }
 
+    /// `kv set`: an entry's value from standard input.
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Seal standard input as an entry's value.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The entry's name.") var name: String
+        @Flag(help: "Make the store when the database has none (Argon2id, a new random salt).") var create = false
+
+        func run() throws {
+            try store.open(writes: true, create: create, setting: name) { _ in }
+        }
+    }
+
+    /// `kv remove`: an entry.
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an entry.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The entry's name.") var name: String
+
+        func run() throws {
+            try store.open(writes: true) { sealed in
+                guard try sealed.remove(name) else { throw CLIError("Store \"\(store.name)\" has no entry \"\(name)\".") }
+            }
+        }
+    }
+
+    /// `kv list`: the entries' names, one per line.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the entries' names, one per line, escaped as in JSON.")
+        @OptionGroup var store: StoreOptions
+        @Option(help: ArgumentHelp("Only the names that start with this.", valueName: "TEXT")) var prefix = ""
+        @Flag(help: "Print the names as a JSON array.") var json = false
+
+        func run() throws {
+            try store.open(writes: false) { sealed in
+                let names = try sealed.names(withPrefix: prefix)
+                if json { return try StandardStreams.print(JSONValue.array(names.map(JSONValue.string)).encoded) }
+                // One line that no other name prints as; the empty name as "".
+                for name in names { try StandardStreams.print(name.isEmpty ? "\"\"" : JSONValue.escaped(name)) }
+            }
+        }
+    }
+
+    /// `kv rotate`: every entry sealed again under a new data key.
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Seal every entry again under a new data key (a rotation that is stopped is finished by the next one).")
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try store.open(writes: true) { sealed in
+                let before = try sealed.entriesUnderOlderKeys()
+                try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))
+                let count = try sealed.names().count
+                try StandardStreams.say("Rotated the data key of store \"\(store.name)\": \(count) entries sealed under the new key"
+                    + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
+            }
+        }
+    }
+
+    /// `kv passwd`: a new passphrase, whatever the store's size.
+    struct Passwd: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change the store's passphrase (at once, whatever the store's size).")
+        @OptionGroup var store: StoreOptions
+        @OptionGroup var newStoreKey: NewStoreKeyOptions
+
+        func run() throws {
+            try store.open(writes: true) { sealed in
+                try sealed.changeCredential(to: newStoreKey.credential(store: store.name))
+                try StandardStreams.say("Changed the passphrase of store \"\(store.name)\".")
+            }
+        }
+    }
+}
+
+/// What every `kv` command takes: the database, the store's name, and their keys.
+struct StoreOptions: ParsableArguments {
     @Argument(help: "The database.")
     var database: String
 
-    @Argument(help: "get, set, remove, list, rotate or passwd.")
-    var action: Action
-
-    @Argument(help: ArgumentHelp("The entry's name (get, set, remove).", valueName: "name"))
-    var name: String?
-
-    @Option(help: ArgumentHelp("The store's name.", valueName: "NAME"))
-    var store = "default"
-
-    @Option(help: ArgumentHelp("list: only the names that start with this.", valueName: "TEXT"))
-    var prefix = ""
-
-    @Flag(help: "set: make the store when the database has none.")
-    var create = false
-
-    @Flag(help: "list: print the names as a JSON array.")
-    var json = false
+    @Option(name: .customLong("store"), help: ArgumentHelp("The store's name.", valueName: "NAME"))
+    var name = "default"
 
     @OptionGroup var databaseKey: KeyOptions
     @OptionGroup var storeKey: KeySource<StoreKeyRole>
-    @OptionGroup var newStoreKey: NewStoreKeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
-    func validate() throws {
-        switch action {
-        case .get, .set, .remove:
-            if name == nil { throw ValidationError("kv \(action.rawValue) needs the entry's name.") }
-        case .list, .rotate, .passwd:
-            if name != nil { throw ValidationError("kv \(action.rawValue) takes no entry name.") }
-        }
-        if create && action != .set { throw ValidationError("--create goes with kv set.") }
-        if json && action != .list { throw ValidationError("--json goes with kv list.") }
-    }
-
-    func run() throws {
+    /// Opens the database (for writing when `writes`) and the store, and
+    /// runs `body` with it; reports errors as every command does. `setting`
+    /// names an entry whose value standard input holds: read first (nothing
+    /// is made or changed when it cannot be read), and set as the store's
+    /// initial write, so that a store it makes (with `create`) is never
+    /// left made but empty.
+    func open(writes: Bool, create: Bool = false, setting entry: String? = nil, _ body: (SealedStore) throws -> Void) throws {
         try reportingErrors {
             let format = try requireDatabaseFile(database)
             let dbKey = try databaseKey.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
-            let writes = action != .get && action != .list
             options.readOnly = !writes
             let queue = try namingDamage(of: database) {
                 do {
@@ -84,65 +147,24 @@ struct KV: ParsableCommand {
                 }
             }
             try closing(database, close: queue.close, closeWithoutCheckpoint: queue.closeWithoutCheckpoint) {
-                // The value first: nothing is made or changed when it cannot be read.
                 var value: Data?
-                if action == .set {
+                if entry != nil {
                     if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
                     value = try StandardStreams.readInput()
                 }
-                let exists = try SealedStore.exists(store, in: queue)
+                let exists = try SealedStore.exists(name, in: queue)
                 guard exists || create else {
-                    throw CLIError("\(database) has no sealed store named \"\(store)\": check --store, or make it with kv set --create.")
+                    throw CLIError("\(database) has no sealed store named \"\(name)\": check --store, or make it with kv set --create.")
                 }
-                let (credential, madeKey) = try storeKey.credential(store: store, isNew: !exists)
-                // A set is the store's initial write: a store it makes is
-                // made in the same transaction as the entry, never left empty.
-                let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: name!) } }
-                try removingOnFailure(madeKey?.madeIn, inUse: { (try? SealedStore.exists(store, in: queue)) ?? true }) {
+                let (credential, madeKey) = try storeKey.credential(store: name, isNew: !exists)
+                let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: entry!) } }
+                try removingOnFailure(madeKey?.madeIn, inUse: { (try? SealedStore.exists(name, in: queue)) ?? true }) {
                     let sealed = try namingDamage(of: database) {
-                        try SealedStore(queue, name: store, credential: credential, create: create, initialWrite: initialWrite)
+                        try SealedStore(queue, name: name, credential: credential, create: create, initialWrite: initialWrite)
                     }
-                    try namingDamage(of: database) { try perform(on: sealed) }
+                    try namingDamage(of: database) { try body(sealed) }
                 }
             }
-        }
-    }
-
-    /// `name` on one line that no other name prints as: escaped as inside a
-    /// JSON string (`\\`, `\"`, `\n`, `\u2028`), and the empty name as `""`.
-    static func listed(_ name: String) -> String {
-        name.isEmpty ? "\"\"" : JSONValue.escaped(name)
-    }
-
-    /// Runs the action (a set ran as the store opened).
-    private func perform(on sealed: SealedStore) throws {
-        switch action {
-        case .get:
-            guard let value = try sealed.get(name!) else {
-                throw CLIError("Store \"\(store)\" has no entry \"\(name!)\".")
-            }
-            try StandardStreams.write(value)
-            if isatty(STDOUT_FILENO) == 1 { try StandardStreams.write(Data("\n".utf8)) }
-        case .set:
-            break
-        case .remove:
-            guard try sealed.remove(name!) else { throw CLIError("Store \"\(store)\" has no entry \"\(name!)\".") }
-        case .list:
-            let names = try sealed.names(withPrefix: prefix)
-            if json {
-                try StandardStreams.print(JSONValue.array(names.map(JSONValue.string)).encoded)
-            } else {
-                for name in names { try StandardStreams.print(Self.listed(name)) }
-            }
-        case .rotate:
-            let before = try sealed.entriesUnderOlderKeys()
-            try sealed.rotateDataKey(progress: ProgressBar.callback(label: "Sealing again", pageSize: 0))
-            let count = try sealed.names().count
-            try StandardStreams.say("Rotated the data key of store \"\(store)\": \(count) entries sealed under the new key"
-                + (before > 0 ? " (\(before) left by an earlier rotation among them)." : "."))
-        case .passwd:
-            try sealed.changeCredential(to: newStoreKey.credential(store: store))
-            try StandardStreams.say("Changed the passphrase of store \"\(store)\".")
         }
     }
 }

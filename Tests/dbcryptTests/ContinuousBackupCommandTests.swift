@@ -68,7 +68,7 @@ final class ContinuousBackupCommandTests: XCTestCase {
         assertEventually("the backup took no snapshot") {
             ((try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []).contains { $0.contains("-snapshot-") } || !backup.process.isRunning
         }
-        let second = try dbcrypt(["backup", path, "--continuous", "--once", "-o", destination, "--key-env", "KEY"], environment: keyEnvironment)
+        let second = try dbcrypt(["backup", "continuous", path, "--once", "-o", destination, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(second.status, 1, second.stderr)
         XCTAssertEqual(second.stderr, "dbcrypt: Another backup is writing to \(destination): stop it first, or back up to another destination.\n")
 

@@ -33,6 +33,9 @@ final class KVCommandTests: XCTestCase {
         XCTAssertEqual(Data(got.stdout.utf8), Data(String(decoding: token, as: UTF8.self).utf8), "the value, byte for byte, no newline added")
         XCTAssertEqual(try kv(["list", "--prefix", "api."]).stdout, "api.token\napi.user\n")
         XCTAssertEqual(try kv(["list"]).stdout, "api.token\napi.user\nother\n")
+        // The subcommand first, as the help writes it, reads the same.
+        let first = try dbcrypt(["kv", "get", "app.db", "api.user", "--key-env", "KEY", "--store-key-env", "STORE"], environment: environment, in: work)
+        XCTAssertEqual(first.stdout, "grace", first.stderr)
 
         // The database's own SQL sees ciphertext only.
         let sql = try dbcrypt(["sql", "app.db", "--key-env", "KEY", "SELECT * FROM dbcrypt_sealed_entry"], environment: environment, in: work)

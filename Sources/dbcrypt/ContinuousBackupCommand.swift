@@ -3,10 +3,30 @@ import DBCrypt
 import Dispatch
 import Foundation
 
-/// `dbcrypt backup --continuous`: every commit to a directory, until stopped.
-struct ContinuousOptions: ParsableArguments {
-    @Flag(help: "Ship every commit to the --output directory until stopped.")
-    var continuous = false
+/// `dbcrypt backup continuous`: every commit to a directory, until stopped.
+/// The first spelling, `dbcrypt backup DB --continuous`, still works.
+struct ContinuousBackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "continuous",
+        abstract: "Ship every commit of a database in WAL mode to a directory, until stopped.",
+        discussion: """
+            --output is a directory that receives every commit as it is made: the log's frames \
+            every --interval seconds and a full snapshot every --snapshot-every seconds, \
+            encrypted and authenticated as the database is, so the directory never holds a key \
+            or a plaintext byte. It runs until stopped (Ctrl-C or SIGTERM ship the last commits \
+            first), or ships once with --once. While it runs, no checkpoint of any connection can \
+            overwrite a commit it has not shipped. dbcrypt restore rebuilds the database as of \
+            any commit shipped. (dbcrypt backup DB --continuous is the same command.)
+
+            Example:
+              dbcrypt backup continuous app.db -o /mnt/backup/app --key-env APP_KEY
+            """)
+
+    @Argument(help: "The database to back up.")
+    var database: String
+
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The directory that receives the backup.", valueName: "PATH"))
+    var output: String
 
     @Option(help: ArgumentHelp("Seconds between shipments (default 1).", valueName: "SECONDS"))
     var interval: Double?
@@ -24,8 +44,8 @@ struct ContinuousOptions: ParsableArguments {
                                valueName: "FILE"))
     var receipt: String?
 
-    /// Whether an option of a continuous backup was given.
-    var isGiven: Bool { interval != nil || snapshotEvery != nil || keep != nil || once || receipt != nil }
+    @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func validate() throws {
         for (name, value) in [("--interval", interval), ("--snapshot-every", snapshotEvery), ("--keep", keep)] {
@@ -35,10 +55,21 @@ struct ContinuousOptions: ParsableArguments {
         }
     }
 
+    func run() throws {
+        try reportingErrors {
+            let format = try requireDatabaseFile(database)
+            if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
+            guard case .notPlaintext = format else {
+                throw CLIError("\(database) is not encrypted: a continuous backup ships encrypted pages. Encrypt it first with dbcrypt migrate.")
+            }
+            try ship(database, key: try key.key(prompt: "Key for \(database): "), cipher: cipher.settings, destination: output)
+        }
+    }
+
     /// Runs the backup: prints a line for each commit shipped, stops at
     /// SIGINT or SIGTERM (shipping the last commits first), or after one
     /// round with --once.
-    func run(_ database: String, key: DatabaseKey, cipher: CipherSettings, destination: String) throws {
+    private func ship(_ database: String, key: DatabaseKey, cipher: CipherSettings, destination: String) throws {
         var options = ContinuousBackup.Options()
         if let interval { options.interval = .milliseconds(Int64(interval * 1000)) }
         if let snapshotEvery { options.snapshotInterval = .milliseconds(Int64(snapshotEvery * 1000)) }
