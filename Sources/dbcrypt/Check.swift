@@ -3,7 +3,7 @@ import DBCrypt
 import SQLCipherFormat
 
 /// `dbcrypt check`: does it open, and is it intact?
-struct Check: ParsableCommand {
+struct Check: ParsableCommand, DatabaseFileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check that a database opens with its key and is intact.",
         discussion: """
@@ -22,15 +22,11 @@ struct Check: ParsableCommand {
               dbcrypt check app.db --key-env APP_KEY --json
             """)
 
-    @Argument(help: "The database.")
-    var database: String
+    @OptionGroup var file: DatabaseFileOptions
 
     @Flag(help: "Print the result as JSON, every damaged page listed.")
     var json = false
 
-    @OptionGroup var key: KeyOptions
-    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
-    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
 
     func run() throws {
         try reportingErrors {

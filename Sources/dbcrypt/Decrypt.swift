@@ -3,7 +3,7 @@ import DBCrypt
 import SQLCipherFormat
 
 /// `dbcrypt decrypt`: encrypted to plaintext.
-struct Decrypt: ParsableCommand {
+struct Decrypt: ParsableCommand, DatabaseFileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export an encrypted database to a plaintext one.",
         discussion: """
@@ -17,27 +17,17 @@ struct Decrypt: ParsableCommand {
               dbcrypt decrypt app.db -o app-plain.db --key-env APP_KEY
             """)
 
-    @Argument(help: "The encrypted database.")
-    var database: String
+    @OptionGroup var file: DatabaseFileOptions
 
-    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the plaintext database.", valueName: "PATH"))
-    var output: String
-
-    @Flag(help: "Replace --output if it exists.")
-    var force = false
-
-    @OptionGroup var key: KeyOptions
-    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
-    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
+    @OptionGroup var plaintext: PlaintextOutputOptions
+    var output: String { plaintext.output }
 
     func run() throws {
         try reportingErrors {
-            if case .plaintext = try requireDatabaseFile(database), !pageFormat.isGiven {
-                throw DatabaseError.notEncrypted(path: database)
-            }
+            try requireEncrypted()
             let databaseKey = try key.key(prompt: "Key for \(database): ")
             var options = ExportOptions()
-            options.replaceExisting = force
+            options.replaceExisting = plaintext.force
             options.pageReader = EncryptedDatabaseFile.self
             options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
             var settings = pageFormat.settings(cipher) ?? cipher.settings

@@ -5,7 +5,7 @@ import Foundation
 import SQLCipherFormat
 
 /// `dbcrypt header`: a plaintext header for an iOS app's shared database, and back.
-struct Header: ParsableCommand {
+struct Header: ParsableCommand, DatabaseFileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Give an encrypted database a plaintext header (for iOS apps), or the standard layout back.",
         discussion: """
@@ -24,8 +24,7 @@ struct Header: ParsableCommand {
               dbcrypt header app.db --plaintext-header 0 --salt 00112233445566778899aabbccddeeff --key-env APP_KEY
             """)
 
-    @Argument(help: "The encrypted database.")
-    var database: String
+    @OptionGroup var file: DatabaseFileOptions
 
     @Option(help: ArgumentHelp("Bytes of page 1 to keep in the clear: a multiple of 16 up to 96 (iOS: 32), or 0 for the standard layout.",
                                valueName: "BYTES"))
@@ -37,9 +36,6 @@ struct Header: ParsableCommand {
     @Flag(help: "Replace --output if it exists; replace a database with other hard links.")
     var force = false
 
-    @OptionGroup var key: KeyOptions
-    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
-    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
 
     func run() throws {
         try reportingErrors {

@@ -4,7 +4,7 @@ import Foundation
 import SQLCipherFormat
 
 /// `dbcrypt info`: what a database file is.
-struct Info: ParsableCommand {
+struct Info: ParsableCommand, DatabaseFileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Describe a database: format, cipher settings, pages, tables, user_version.",
         discussion: """
@@ -15,15 +15,11 @@ struct Info: ParsableCommand {
               dbcrypt info app.db --key-env APP_KEY --json
             """)
 
-    @Argument(help: "The database.")
-    var database: String
+    @OptionGroup var file: DatabaseFileOptions
 
     @Flag(help: "Print JSON.")
     var json = false
 
-    @OptionGroup var key: KeyOptions
-    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
-    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
 
     func run() throws {
         try reportingErrors {

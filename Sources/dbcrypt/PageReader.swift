@@ -4,6 +4,50 @@ import DBCryptCore
 import Foundation
 import SQLCipherFormat
 
+/// The database a command reads with the linked SQLCipher or, for settings
+/// it cannot open, DBCrypt's page reader: its path, key and settings.
+struct DatabaseFileOptions: ParsableArguments {
+    @Argument(help: "The database.")
+    var database: String
+
+    @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
+    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
+}
+
+/// A command that reads one database given by ``DatabaseFileOptions``.
+protocol DatabaseFileCommand {
+    var file: DatabaseFileOptions { get }
+}
+
+extension DatabaseFileCommand {
+    var database: String { file.database }
+    var key: KeyOptions { file.key }
+    var cipher: CipherOptions { file.cipher }
+    var pageFormat: PageFormatOptions { file.pageFormat }
+
+    /// Refuses a plaintext file, unless settings only the page reader reads
+    /// are given (a file with a plaintext header looks plaintext).
+    func requireEncrypted() throws {
+        if case .plaintext = try requireDatabaseFile(database), !pageFormat.isGiven { throw DatabaseError.notEncrypted(path: database) }
+    }
+
+    /// The encrypted file opened by the page reader, its key asked for when not given.
+    func openWithPageReader() throws -> EncryptedDatabaseFile {
+        try requireEncrypted()
+        return try pageFormat.open(database, key: key.key(prompt: "Key for \(database): "), cipher: cipher)
+    }
+}
+
+/// Where a command writes a plaintext copy, and whether it may replace what is there.
+struct PlaintextOutputOptions: ParsableArguments {
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the plaintext database.", valueName: "PATH"))
+    var output: String
+
+    @Flag(help: "Replace --output if it exists.")
+    var force = false
+}
+
 /// Settings only DBCrypt's page reader (SQLCipherFormat) reads: files the
 /// linked SQLCipher cannot open.
 struct PageFormatOptions: ParsableArguments {

@@ -4,7 +4,7 @@ import Foundation
 import SQLCipherFormat
 
 /// `dbcrypt recover`: salvage what authenticates of a damaged encrypted database.
-struct Recover: ParsableCommand {
+struct Recover: ParsableCommand, DatabaseFileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Salvage every page of a damaged encrypted database that authenticates, into a plaintext one.",
         discussion: """
@@ -21,35 +21,23 @@ struct Recover: ParsableCommand {
               dbcrypt recover app.db -o rescued.db --key-env APP_KEY
             """)
 
-    @Argument(help: "The damaged encrypted database.")
-    var database: String
+    @OptionGroup var file: DatabaseFileOptions
 
-    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the plaintext database.", valueName: "PATH"))
-    var output: String
-
-    @Flag(help: "Replace --output if it exists.")
-    var force = false
-
-    @OptionGroup var key: KeyOptions
-    @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
-    @OptionGroup(title: "Settings only DBCrypt's page reader reads") var pageFormat: PageFormatOptions
+    @OptionGroup var plaintext: PlaintextOutputOptions
 
     func run() throws {
         try reportingErrors {
-            if case .plaintext = try requireDatabaseFile(database), !pageFormat.isGiven {
-                throw DatabaseError.notEncrypted(path: database)
-            }
-            let file = try pageFormat.open(database, key: try key.key(prompt: "Key for \(database): "), cipher: cipher)
+            let file = try openWithPageReader()
             var options = ExportOptions()
-            options.replaceExisting = force
+            options.replaceExisting = plaintext.force
             var report: SalvageReport?
-            try DatabaseEncryption.replaceFile(at: output, source: database, options: options, write: { newFile in
+            try DatabaseEncryption.replaceFile(at: plaintext.output, source: database, options: options, write: { newFile in
                 let db = try Database(path: newFile)
                 defer { db.close() }
                 report = try file.salvage(into: db, scratch: newFile + "-pages")
             }, check: PageReaderFallback.checkPlaintext)
             guard let report else { return }
-            var lines = ["Recovered \(database) to \(output):"]
+            var lines = ["Recovered \(database) to \(plaintext.output):"]
             lines += report.tables.map { "  \($0.name): \($0.rows) rows" }
             if report.orphans > 0 { lines.append("  lost_and_found: \(report.orphans) rows whose table could not be told") }
             lines += report.notes.map { "  note: \($0)" }

@@ -204,9 +204,10 @@ public final class SealedStore: Sendable {
         try writer.write { db in try self.entries(in: db).set(value, for: name) }
     }
 
-    /// Stores the UTF-8 bytes of `value`; see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
+    /// Stores the UTF-8 bytes of `value`, in a write transaction of its own;
+    /// see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
     public func set(_ value: String, for name: String) throws {
-        try set(Data(value.utf8), for: name)
+        try writer.write { db in try self.entries(in: db).set(value, for: name) }
     }
 
     /// Stores `value` encoded as JSON; see ``set(_:for:)-(some DataProtocol & Sendable,_)``.
