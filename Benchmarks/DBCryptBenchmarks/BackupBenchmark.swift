@@ -59,9 +59,9 @@ func runBackupBenchmark(rounds: Int, rows count: Int) throws {
         try pool.close()
 
         let destination = dir.appendingPathComponent("continuous-\(round)").path
-        var configuration = DatabasePool.Configuration()
-        configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination))
-        let backedUp = try DatabasePool(path: path, key: key, configuration: configuration)
+        var options = Database.Options()
+        options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination))
+        let backedUp = try DatabasePool(path: path, key: key, options: options)
         duringContinuous.add(try commitRate(backedUp, for: window))
         if round == 0 { print("  (WAL after the continuous backup's window: \(SiblingSize.megabytes(path + "-wal")) MB)") }
         try backedUp.close()
@@ -123,11 +123,11 @@ private func commitRate(_ pool: DatabasePool, for window: Double, whileBackingUp
 /// A restore: the snapshot of the whole file, then the frames of 20 commits of 100 updates each.
 private func restoreBenchmark(dir: URL, path: String, key: DatabaseKey, hex: String, rows count: Int, rounds: Int) throws {
     let destination = dir.appendingPathComponent("restore-source").path
-    var configuration = DatabasePool.Configuration()
-    var options = ContinuousBackup.Options()
-    options.interval = .seconds(3600)
-    configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: options)
-    let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+    var backupOptions = ContinuousBackup.Options()
+    backupOptions.interval = .seconds(3600)
+    var options = Database.Options()
+    options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: backupOptions)
+    let pool = try DatabasePool(path: path, key: key, options: options)
     for _ in 0..<20 {
         try pool.write { db in
             for i in 0..<100 { try db.execute("UPDATE item SET b = b + 1 WHERE rowid = ?", [i * 997 % count + 1]) }

@@ -18,8 +18,8 @@ func runPoolBenchmark(rounds: Int) throws {
         try db.inTransaction { db in for i in 0..<10_000 { try db.execute("INSERT INTO t(v) VALUES (?)", ["value \(i)"]) } }
         db.close()
     }
-    var configuration = DatabasePool.Configuration()
-    configuration.maximumReaderCount = 5
+    var options = Database.Options()
+    options.maximumReaderCount = 5
 
     print("W6 pool, passphrase, SQLCipher 4, \(rounds) rounds (wall clock)")
     var single = Samples(), pooled = Samples(), perConnection = Samples()
@@ -30,7 +30,7 @@ func runPoolBenchmark(rounds: Int) throws {
             db.close()
         })
         pooled.add(try seconds {
-            let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+            let pool = try DatabasePool(path: path, key: key, options: options)
             try readAtOnce(pool, readers: 5)
             try pool.close()
         })
@@ -53,7 +53,7 @@ func runPoolBenchmark(rounds: Int) throws {
 
     // Read throughput: the same reads on 1 reader, then shared by 2, each
     // with and without a writer committing small transactions meanwhile.
-    let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+    let pool = try DatabasePool(path: path, key: key, options: options)
     defer { try? pool.close() }
     let reads = 400
     for withWriter in [false, true] {

@@ -13,7 +13,7 @@ extension DatabaseConfigurationFactory {
     /// ```
     ///
     /// The file is opened as a ``DBCrypt/DatabasePool`` (WAL, one writer, up
-    /// to `configuration.maximumReaderCount` readers, the key derived once)
+    /// to `options.maximumReaderCount` readers, the key derived once)
     /// when Fluent first asks for the database; a wrong key or a damaged
     /// file fails that first use, and every later one, with the
     /// ``DBCrypt/DatabaseError`` that names the file
@@ -25,23 +25,33 @@ extension DatabaseConfigurationFactory {
     /// - Parameters:
     ///   - path: the database file, created when missing.
     ///   - key: its key, for instance from DBCryptKeyStore.
-    ///   - options: the cipher settings and the connections' options
-    ///     (SQLCipher 4's settings by default).
-    ///   - configuration: the pool's reader count.
+    ///   - options: the cipher settings, the connections' options and the
+    ///     pool's reader count (SQLCipher 4's settings by default).
     ///   - sqlLogLevel: the level the SQL of each query is logged at, nil
     ///     for none. Bound values are never logged.
     ///   - encoder: how bound values are stored.
     ///   - decoder: how stored values are read back.
     public static func dbcrypt(
-        path: String, key: DatabaseKey, options: DBCrypt.Database.Options = .init(),
-        configuration: DatabasePool.Configuration = .init(), sqlLogLevel: Logger.Level? = .debug,
+        path: String, key: DatabaseKey, options: DBCrypt.Database.Options = .init(), sqlLogLevel: Logger.Level? = .debug,
         encoder: SQLValueEncoder = .init(), decoder: SQLValueDecoder = .init()
     ) -> Self {
         .init {
             DBCryptFluentConfiguration(
-                path: path, key: key, options: options, configuration: configuration, middleware: [],
-                sqlLogLevel: sqlLogLevel, encoder: encoder, decoder: decoder)
+                path: path, key: key, options: options, middleware: [], sqlLogLevel: sqlLogLevel, encoder: encoder, decoder: decoder)
         }
+    }
+
+    /// A DBCrypt database with `configuration`'s reader count.
+    @available(*, deprecated, message: "set maximumReaderCount in options, and call dbcrypt(path:key:options:sqlLogLevel:encoder:decoder:)")
+    public static func dbcrypt(
+        path: String, key: DatabaseKey, options: DBCrypt.Database.Options = .init(),
+        configuration: DatabasePool.Configuration, sqlLogLevel: Logger.Level? = .debug,
+        encoder: SQLValueEncoder = .init(), decoder: SQLValueDecoder = .init()
+    ) -> Self {
+        var options = options
+        options.maximumReaderCount = configuration.maximumReaderCount
+        options.continuousBackup = configuration.continuousBackup
+        return dbcrypt(path: path, key: key, options: options, sqlLogLevel: sqlLogLevel, encoder: encoder, decoder: decoder)
     }
 }
 
@@ -50,12 +60,11 @@ extension DatabaseID {
     public static var dbcrypt: DatabaseID { .init(string: "dbcrypt") }
 }
 
-/// What ``FluentKit/DatabaseConfigurationFactory/dbcrypt(path:key:options:configuration:sqlLogLevel:encoder:decoder:)`` makes.
+/// What ``FluentKit/DatabaseConfigurationFactory/dbcrypt(path:key:options:sqlLogLevel:encoder:decoder:)`` makes.
 struct DBCryptFluentConfiguration: DatabaseConfiguration {
     let path: String
     let key: DatabaseKey
     let options: DBCrypt.Database.Options
-    let configuration: DatabasePool.Configuration
     var middleware: [any AnyModelMiddleware]
     let sqlLogLevel: Logger.Level?
     let encoder: SQLValueEncoder
@@ -65,7 +74,7 @@ struct DBCryptFluentConfiguration: DatabaseConfiguration {
     /// and thrown by every use.
     func makeDriver(for databases: Databases) -> any DatabaseDriver {
         DBCryptFluentDriver(opened: Result {
-            let pool = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+            let pool = try DatabasePool(path: path, key: key, options: options)
             do {
                 // As Fluent's SQLite driver: foreign keys are enforced.
                 try pool.writeWithoutTransaction { db in try db.execute("PRAGMA foreign_keys = ON") }

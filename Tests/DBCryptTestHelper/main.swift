@@ -141,14 +141,14 @@ func writeExclusively(_ path: String, key: DatabaseKey) throws -> Never {
 /// See `continuous-backup-app` above.
 func continuousBackupApp(_ path: String, destination: String, key: DatabaseKey) throws -> Never {
     @Sendable func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-    var options = ContinuousBackup.Options()
-    options.interval = .milliseconds(20)
-    options.snapshotInterval = .milliseconds(400)
-    options.retention = .seconds(3600)
-    options.shipped = { say("shipped \($0.commit)") }
-    var configuration = DatabasePool.Configuration()
-    configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: options)
-    let pool = try DatabasePool(path: path, key: key, configuration: configuration)
+    var backupOptions = ContinuousBackup.Options()
+    backupOptions.interval = .milliseconds(20)
+    backupOptions.snapshotInterval = .milliseconds(400)
+    backupOptions.retention = .seconds(3600)
+    backupOptions.shipped = { say("shipped \($0.commit)") }
+    var options = Database.Options()
+    options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: backupOptions)
+    let pool = try DatabasePool(path: path, key: key, options: options)
     try pool.write { db in
         try db.execute("""
             CREATE TABLE IF NOT EXISTS item(id INTEGER PRIMARY KEY, body TEXT NOT NULL);

@@ -174,11 +174,11 @@ final class BackupDestinationTests: XCTestCase {
     /// in capitals: the destination and its records' names, in order.
     private func backedUp(_ dir: URL, _ name: String, key: DatabaseKey, rounds: Int) throws -> (DirectoryBackupStorage, [String], ContinuousBackup.ShippedCommit) {
         let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("backup-\(name)").path)
-        var configuration = DatabasePool.Configuration()
-        var options = ContinuousBackup.Options()
-        options.interval = .seconds(3600)
-        configuration.continuousBackup = .init(storage: storage, options: options)
-        let pool = try TestFixtures.makePool(dir.appendingPathComponent("\(name).db").path, key: key, configuration: configuration, schema: schema)
+        var backupOptions = ContinuousBackup.Options()
+        backupOptions.interval = .seconds(3600)
+        var options = Database.Options()
+        options.continuousBackup = .init(storage: storage, options: backupOptions)
+        let pool = try TestFixtures.makePool(dir.appendingPathComponent("\(name).db").path, key: key, options: options, schema: schema)
         var last = try XCTUnwrap(try pool.continuousBackup?.shipNow())
         for round in 0..<rounds {
             try pool.write { db in try db.execute("INSERT INTO t(v) VALUES (?)", [name.uppercased() + "\(round)"]) }

@@ -164,11 +164,11 @@ final class ContinuousBackupTests: XCTestCase {
     func testARecordStoredByAFailedWriteIsSuperseded() throws {
         let dir = try makeTemporaryDirectory(self)
         let storage = FailingAfterStoring(try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path))
-        var configuration = DatabasePool.Configuration()
-        var options = ContinuousBackup.Options()
-        options.interval = .seconds(3600)
-        configuration.continuousBackup = .init(storage: storage, options: options)
-        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, configuration: configuration)
+        var backupOptions = ContinuousBackup.Options()
+        backupOptions.interval = .seconds(3600)
+        var options = Database.Options()
+        options.continuousBackup = .init(storage: storage, options: backupOptions)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
         try insert(pool, count: 1)
         storage.failNext()
@@ -231,11 +231,10 @@ final class ContinuousBackupTests: XCTestCase {
         var options = Database.Options()
         options.busyTimeout = 30
         let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path)
-        var configuration = DatabasePool.Configuration()
         var manual = ContinuousBackup.Options()
         manual.interval = .seconds(3600)
-        configuration.continuousBackup = .init(storage: storage, options: manual)
-        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options, configuration: configuration)
+        options.continuousBackup = .init(storage: storage, options: manual)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
         let outsider = try Database(path: pool.path, key: key)
         try outsider.execute("BEGIN")
@@ -429,9 +428,9 @@ final class ContinuousBackupTests: XCTestCase {
 
     func testPlaintextPoolsAndKeyChangesAreRefused() throws {
         let dir = try makeTemporaryDirectory(self)
-        var configuration = DatabasePool.Configuration()
-        configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: dir.appendingPathComponent("dest").path))
-        XCTAssertThrowsError(try DatabasePool(path: dir.appendingPathComponent("plain.db").path, configuration: configuration)) { error in
+        var options = Database.Options()
+        options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: dir.appendingPathComponent("dest").path))
+        XCTAssertThrowsError(try DatabasePool(path: dir.appendingPathComponent("plain.db").path, options: options)) { error in
             guard case .misuse? = error as? DatabaseError else { return XCTFail("\(error)") }
         }
         let (pool, _) = try makePool(dir)
@@ -449,11 +448,11 @@ final class ContinuousBackupTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let mountPoint = try mountSmallDisk(self, in: dir, size: "8m")
         let storage = try DirectoryBackupStorage(path: mountPoint.path)
-        var configuration = DatabasePool.Configuration()
-        var options = ContinuousBackup.Options()
-        options.interval = .seconds(3600)
-        configuration.continuousBackup = .init(storage: storage, options: options)
-        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, configuration: configuration)
+        var backupOptions = ContinuousBackup.Options()
+        backupOptions.interval = .seconds(3600)
+        var options = Database.Options()
+        options.continuousBackup = .init(storage: storage, options: backupOptions)
+        let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
         try pool.continuousBackup?.shipNow()
         let filler = mountPoint.appendingPathComponent("filler").path
@@ -473,13 +472,13 @@ final class ContinuousBackupTests: XCTestCase {
 
     // MARK: - Helpers
 
-    private func makePool(_ dir: URL, options: ContinuousBackup.Options? = nil) throws -> (DatabasePool, DirectoryBackupStorage) {
+    private func makePool(_ dir: URL, options backupOptions: ContinuousBackup.Options? = nil) throws -> (DatabasePool, DirectoryBackupStorage) {
         let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path)
-        var configuration = DatabasePool.Configuration()
         var manual = ContinuousBackup.Options()
         manual.interval = .seconds(3600)
-        configuration.continuousBackup = .init(storage: storage, options: options ?? manual)
-        let pool = try TestFixtures.makePool(dir.appendingPathComponent("app.db").path, key: key, configuration: configuration,
+        var options = Database.Options()
+        options.continuousBackup = .init(storage: storage, options: backupOptions ?? manual)
+        let pool = try TestFixtures.makePool(dir.appendingPathComponent("app.db").path, key: key, options: options,
                                              schema: "CREATE TABLE IF NOT EXISTS item(id INTEGER PRIMARY KEY, body TEXT)")
         return (pool, storage)
     }

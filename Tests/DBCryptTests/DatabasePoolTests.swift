@@ -16,9 +16,9 @@ final class DatabasePoolTests: XCTestCase {
     }
 
     private func makePool(readers: Int = 4) throws -> DatabasePool {
-        var configuration = DatabasePool.Configuration()
-        configuration.maximumReaderCount = readers
-        return try TestFixtures.makePool(path, key: key, configuration: configuration,
+        var options = Database.Options()
+        options.maximumReaderCount = readers
+        return try TestFixtures.makePool(path, key: key, options: options,
                                          schema: "CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, title TEXT)")
     }
 
@@ -44,10 +44,9 @@ final class DatabasePoolTests: XCTestCase {
             try? FileManager.default.removeItem(atPath: path)
             var options = Database.Options()
             options.cipher = cipher
-            var configuration = DatabasePool.Configuration()
-            configuration.maximumReaderCount = 5
+                options.maximumReaderCount = 5
             let before = dbcrypt_key_derivations()
-            let pool = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+            let pool = try DatabasePool(path: path, key: key, options: options)
             try pool.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
             try readAtOnce(pool, readers: 5)
             XCTAssertEqual(dbcrypt_key_derivations() - before, 1, "\(cipher.format): a new file")
@@ -57,7 +56,7 @@ final class DatabasePoolTests: XCTestCase {
             try pool.close()
 
             let reopened = dbcrypt_key_derivations()
-            let again = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+            let again = try DatabasePool(path: path, key: key, options: options)
             try readAtOnce(again, readers: 5)
             try again.releaseMemory()
             try readAtOnce(again, readers: 5)

@@ -29,8 +29,8 @@ public func makeQueue(_ path: String, key: DatabaseKey? = TestKeys.key, options:
 
 /// A pool on `path`, keyed with `key`, with `schema` run in its first write.
 public func makePool(_ path: String, key: DatabaseKey = TestKeys.key, options: Database.Options = Database.Options(),
-                     configuration: DatabasePool.Configuration = DatabasePool.Configuration(), schema: String = "") throws -> DatabasePool {
-    let pool = try DatabasePool(path: path, key: key, options: options, configuration: configuration)
+                     schema: String = "") throws -> DatabasePool {
+    let pool = try DatabasePool(path: path, key: key, options: options)
     if !schema.isEmpty { try pool.write { db in try db.execute(schema) } }
     return pool
 }

@@ -12,9 +12,9 @@ import Synchronization
 /// database as of any commit shipped.
 ///
 /// ```swift
-/// var configuration = DatabasePool.Configuration()
-/// configuration.continuousBackup = .init(storage: try DirectoryBackupStorage(path: "/mnt/backup/notes"))
-/// let pool = try DatabasePool(path: "notes.db", key: key, configuration: configuration)
+/// var options = Database.Options()
+/// options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: "/mnt/backup/notes"))
+/// let pool = try DatabasePool(path: "notes.db", key: key, options: options)
 /// ```
 ///
 /// How no commit is lost before it is shipped: SQLite overwrites the WAL

@@ -53,7 +53,9 @@ public final class DatabasePool: @unchecked Sendable {
     // @unchecked: `writer` is touched only on `writerQueue`; the readers
     // are handed out under `lock`, one reader to one read at a time.
 
-    /// How a pool opens its connections.
+    /// How a pool opens its connections: now ``Database/Options``'s
+    /// `maximumReaderCount` and `continuousBackup`.
+    @available(*, deprecated, message: "set maximumReaderCount and continuousBackup in Database.Options")
     public struct Configuration: Sendable {
         /// How many readers may read at once (at least 1). Readers are opened
         /// when first needed and kept for the next read.
@@ -117,15 +119,13 @@ public final class DatabasePool: @unchecked Sendable {
     /// - throws: everything ``Database/init(path:key:options:)`` throws, at
     ///   once; ``DatabaseError/misuse(reason:)`` for
     ///   `options.readOnly` (a pool writes; open read-only databases with a
-    ///   ``DatabaseQueue``) or a reader count below 1.
-    public init(
-        path: String, key: DatabaseKey? = nil, options: Database.Options = Database.Options(),
-        configuration: Configuration = Configuration()
-    ) throws {
+    ///   ``DatabaseQueue``) or a reader count below 1
+    ///   (``Database/Options/maximumReaderCount``).
+    public init(path: String, key: DatabaseKey? = nil, options: Database.Options = Database.Options()) throws {
         guard !options.readOnly else {
             throw DatabaseError.misuse(reason: "a pool writes: open a read-only database with a DatabaseQueue")
         }
-        guard configuration.maximumReaderCount >= 1 else {
+        guard options.maximumReaderCount >= 1 else {
             throw DatabaseError.misuse(reason: "a pool needs at least one reader (maximumReaderCount)")
         }
         var writerOptions = options
@@ -146,7 +146,7 @@ public final class DatabasePool: @unchecked Sendable {
         readerOptions.cipher = writer.cipher ?? options.cipher
         readerOptions.tryOtherFormat = false
         self.readerOptions = readerOptions
-        if let backup = configuration.continuousBackup {
+        if let backup = options.continuousBackup {
             guard let readerKey else {
                 throw DatabaseError.misuse(reason: "a continuous backup ships encrypted pages: open the pool with a key")
             }
@@ -155,7 +155,7 @@ public final class DatabasePool: @unchecked Sendable {
         } else {
             continuousBackup = nil
         }
-        readPermits = ReadPermits(count: configuration.maximumReaderCount)
+        readPermits = ReadPermits(count: options.maximumReaderCount)
         otherConnections = OtherConnectionsPoller(
             queue: writerQueue, readVersion: { [weak self] in self?.writer.dataVersionReading() },
             changed: { [observations] in observations.otherConnectionCommitted() })
@@ -655,4 +655,17 @@ public final class DatabasePool: @unchecked Sendable {
 private struct UncheckedDatabase: @unchecked Sendable {
     let database: Database
     init(_ database: Database) { self.database = database }
+}
+
+extension DatabasePool {
+    /// Opens the pool with `configuration`'s reader count and continuous backup.
+    ///
+    /// - throws: see ``init(path:key:options:)``.
+    @available(*, deprecated, message: "set maximumReaderCount and continuousBackup in Database.Options, and call init(path:key:options:)")
+    public convenience init(path: String, key: DatabaseKey? = nil, options: Database.Options = Database.Options(), configuration: Configuration) throws {
+        var options = options
+        options.maximumReaderCount = configuration.maximumReaderCount
+        options.continuousBackup = configuration.continuousBackup
+        try self.init(path: path, key: key, options: options)
+    }
 }

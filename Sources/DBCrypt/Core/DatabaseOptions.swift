@@ -1,3 +1,5 @@
+import Foundation
+
 extension Database {
     /// How a database is opened.
     ///
@@ -49,6 +51,16 @@ extension Database {
         /// SQL costs no memory after it ran. Each kept statement holds about
         /// 1-2 KB of SQLite's memory. Default: 100; 0 keeps none.
         public var statementCacheCapacity = 100
+        /// A pool's: how many readers may read at once (at least 1), opened
+        /// when first needed and kept for the next read. A connection and a
+        /// queue have one connection and ignore it.
+        public var maximumReaderCount: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+
+        /// A pool's: ship every commit to a backup destination while it is
+        /// open (see ``ContinuousBackup``); nil (the default) for none. A
+        /// connection and a queue ignore it.
+        public var continuousBackup: ContinuousBackup.Configuration?
+
         /// Values for the `userInfo` of the decoders of this connection's
         /// records and `Decodable` rows, and for ``PlacedColumnValue``s
         /// (DBCryptSeal keeps the keys of sealed properties here).
