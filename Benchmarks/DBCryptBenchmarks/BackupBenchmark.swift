@@ -139,7 +139,7 @@ private func restoreBenchmark(dir: URL, path: String, key: DatabaseKey, hex: Str
     var restores = Samples(), copies = Samples()
     for round in 0..<rounds {
         let out = dir.appendingPathComponent("restored-\(round).db").path
-        restores.add(try seconds { try ContinuousBackup.restore(from: storage, to: out, key: key) })
+        restores.add(try seconds { try ContinuousBackup.restore(from: storage, key: key, to: out) })
         let copy = dir.appendingPathComponent("plain-copy-\(round).db").path
         copies.add(seconds { bareCopyExport(from: out, to: copy, key: "x'\(hex)'") })
         try FileManager.default.removeItem(atPath: out)

@@ -173,11 +173,11 @@ public struct CipherSettings: Sendable, Hashable, CustomStringConvertible {
         let pageSize = effectivePageSize
         guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
             throw CipherError.invalidSetting(
-                name: CipherSetting.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
+                name: CipherPragma.pageSize.rawValue, reason: "the page size must be a power of two from 512 to 65536")
         }
         guard effectiveKDFIterations >= 1, effectiveKDFIterations <= Int(Int32.max) else {
             throw CipherError.invalidSetting(
-                name: CipherSetting.kdfIterations.rawValue, reason: "the KDF iteration count must be from 1 to 2147483647")
+                name: CipherPragma.kdfIterations.rawValue, reason: "the KDF iteration count must be from 1 to 2147483647")
         }
         guard (1...Int(Int32.max)).contains(hmacKDFIterations) else {
             throw CipherError.invalidSetting(name: "fast_kdf_iter", reason: "the HMAC key's iteration count must be from 1 to 2147483647")
@@ -187,11 +187,11 @@ public struct CipherSettings: Sendable, Hashable, CustomStringConvertible {
         // database; it reads larger ones with the page reader.
         guard plaintextHeaderSize >= 0, plaintextHeaderSize % 16 == 0, plaintextHeaderSize <= 96 else {
             throw CipherError.invalidSetting(
-                name: CipherSetting.plaintextHeaderSize.rawValue, reason: "the plaintext header size must be a multiple of 16 from 0 to 96")
+                name: CipherPragma.plaintextHeaderSize.rawValue, reason: "the plaintext header size must be a multiple of 16 from 0 to 96")
         }
         guard usesHMAC || plaintextHeaderSize <= 64 else {
             throw CipherError.invalidSetting(
-                name: CipherSetting.plaintextHeaderSize.rawValue,
+                name: CipherPragma.plaintextHeaderSize.rawValue,
                 reason: "without an HMAC, a plaintext header of \(plaintextHeaderSize) bytes leaves nothing that tells a wrong key: at most 64")
         }
         guard salt == nil || salt?.count == 16 else {
@@ -201,7 +201,7 @@ public struct CipherSettings: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A cipher setting, named by the pragma that sets it.
-public enum CipherSetting: String, Sendable, CaseIterable {
+public enum CipherPragma: String, Sendable, CaseIterable {
     /// `cipher_page_size`.
     case pageSize = "cipher_page_size"
     /// `kdf_iter`.
@@ -218,3 +218,7 @@ public enum CipherSetting: String, Sendable, CaseIterable {
     /// `cipher_compatibility` (SQLCipher 4 and later).
     case compatibility = "cipher_compatibility"
 }
+
+/// The first name of ``CipherPragma`` (one letter away from CipherSettings).
+@available(*, deprecated, renamed: "CipherPragma")
+public typealias CipherSetting = CipherPragma

@@ -14,7 +14,7 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Too short to hold the header, the nonce and the tag: cut off.
     case truncated(byteCount: Int)
     /// Sealed with the key whose id is `sealedWith`; this key's id is `given`
-    /// (or, for a ``SealingKeyring``, it holds no key with that id).
+    /// (or, for a ``SealingKeySet``, it holds no key with that id).
     case wrongKey(sealedWith: UInt32, given: [UInt32])
     /// The authentication tag does not match: the value was altered, or is
     /// opened with another context (or additional data) than it was sealed

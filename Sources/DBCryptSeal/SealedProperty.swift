@@ -15,7 +15,7 @@ import Foundation
 ///     @Sealed var token: String
 /// }
 /// var options = Database.Options()
-/// options.sealingKeys = try SealingKeyring(current: SealingKey(hex: hexKeyFromTheKeychain))
+/// options.sealingKeys = try SealingKeySet(current: SealingKey(hex: hexKeyFromTheKeychain))
 /// ```
 ///
 /// Stored as a BLOB in DBCryptSeal's sealed format (version, key id, nonce,
@@ -106,7 +106,7 @@ extension Sealed: Sendable where Value: Sendable {}
 
 extension CodingUserInfoKey {
     /// Where ``Sealed`` properties find their keys in a database's
-    /// ``DBCrypt/Database/Options/userInfo``: a ``SealingKeyring`` or a ``SealingKey``.
+    /// ``DBCrypt/Database/Options/userInfo``: a ``SealingKeySet`` or a ``SealingKey``.
     public static let sealingKeys = CodingUserInfoKey(rawValue: "DBCryptSeal.sealingKeys")!
 }
 
@@ -115,7 +115,7 @@ extension Database.Options {
     /// values are sealed with the keyring's current key, and open with
     /// whichever of its keys sealed them (keep an old key in the ring until
     /// the rows it sealed are written again).
-    public var sealingKeys: SealingKeyring? {
+    public var sealingKeys: SealingKeySet? {
         get { SealedColumn.keyring(in: userInfo) }
         set { userInfo[.sealingKeys] = newValue }
     }
@@ -170,7 +170,7 @@ enum SealedColumn {
     /// The keys the database holds for sealed properties.
     ///
     /// - throws: ``SealError/invalidKey(reason:)`` when it holds none.
-    static func keys(_ place: ColumnPlace) throws -> SealingKeyring {
+    static func keys(_ place: ColumnPlace) throws -> SealingKeySet {
         guard let keyring = keyring(in: place.userInfo) else {
             throw SealError.invalidKey(reason: "the database has no keys for sealed properties: set Database.Options.sealingKeys where it is opened")
         }
@@ -179,11 +179,11 @@ enum SealedColumn {
 
     /// The keyring `userInfo` holds under ``Swift/CodingUserInfoKey/sealingKeys``,
     /// as a keyring or one key; nil when it holds neither.
-    static func keyring(in userInfo: [CodingUserInfoKey: any Sendable]) -> SealingKeyring? {
+    static func keyring(in userInfo: [CodingUserInfoKey: any Sendable]) -> SealingKeySet? {
         switch userInfo[.sealingKeys] {
-        case let keyring as SealingKeyring: keyring
+        case let keyring as SealingKeySet: keyring
         // One key: a keyring of one cannot hold two keys of the same id, so this does not fail.
-        case let key as SealingKey: try? SealingKeyring(current: key)
+        case let key as SealingKey: try? SealingKeySet(current: key)
         default: nil
         }
     }

@@ -164,7 +164,7 @@ extension SealingKey {
 /// Several keys, one of them current: seals with the current key and opens
 /// with whichever key a sealed value names, so values sealed before a key
 /// change keep opening until they are sealed again.
-public struct SealingKeyring: Sendable, CustomStringConvertible {
+public struct SealingKeySet: Sendable, CustomStringConvertible {
     /// The key new values are sealed with.
     public let current: SealingKey
     /// Every key, the current one included, by id.
@@ -220,5 +220,9 @@ public struct SealingKeyring: Sendable, CustomStringConvertible {
     }
 
     /// The ids only.
-    public var description: String { "SealingKeyring(ids: \(ids.map(SealingKey.idText)), bytes: <redacted>)" }
+    public var description: String { "SealingKeySet(ids: \(ids.map(SealingKey.idText)), bytes: <redacted>)" }
 }
+
+/// The first name of ``SealingKeySet`` ("keyring" names the system's key stores).
+@available(*, deprecated, renamed: "SealingKeySet")
+public typealias SealingKeyring = SealingKeySet

@@ -68,7 +68,7 @@ struct Restore: ParsableCommand {
             var options = ExportOptions()
             options.replaceExisting = force
             let storage = try DirectoryBackupStorage(path: destination)
-            let restored = try ContinuousBackup.restore(from: storage, to: output, key: databaseKey, cipher: cipher.settings, target: target,
+            let restored = try ContinuousBackup.restore(from: storage, key: databaseKey, cipher: cipher.settings, to: output, target: target,
                                                         expecting: receipt, options: options)
             if let problem = restored.problem {
                 printError("note: \(problem); restored the last commit before it.")

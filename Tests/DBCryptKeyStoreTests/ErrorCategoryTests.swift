@@ -28,7 +28,7 @@ final class ErrorCategoryTests: XCTestCase {
 
         let attempts: [(module: String, attempt: () throws -> Void)] = [
             ("DBCrypt", { _ = try Database(path: path, key: TestKeys.other) }),
-            ("DBCrypt backups", { _ = try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("r.db").path, key: TestKeys.other) }),
+            ("DBCrypt backups", { _ = try ContinuousBackup.restore(from: storage, key: TestKeys.other, to: dir.appendingPathComponent("r.db").path) }),
             ("DBCryptSeal", {
                 let queue = try DatabaseQueue(path: path, key: TestKeys.key)
                 _ = try SealedStore(queue, credential: .key(Self.storeKey(TestKeys.otherStoreText)))

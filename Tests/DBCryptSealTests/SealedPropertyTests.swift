@@ -63,13 +63,13 @@ final class SealedPropertyTests: XCTestCase {
         directory = try makeTemporaryDirectory(self)
     }
 
-    private func options(_ keys: SealingKeyring?) -> Database.Options {
+    private func options(_ keys: SealingKeySet?) -> Database.Options {
         var options = Database.Options()
         options.sealingKeys = keys
         return options
     }
 
-    private func open(_ name: String = "accounts.db", keys: SealingKeyring?) throws -> Database {
+    private func open(_ name: String = "accounts.db", keys: SealingKeySet?) throws -> Database {
         try Database(path: directory.appendingPathComponent(name).path, key: databaseKey, options: options(keys))
     }
 
@@ -81,7 +81,7 @@ final class SealedPropertyTests: XCTestCase {
     /// A new database with Ada and Grace (Ada's values under another id and
     /// name, and no recovery code) inserted.
     private func openWithAdaAndGrace() throws -> (Database, Account) {
-        let db = try open(keys: try SealingKeyring(current: key))
+        let db = try open(keys: try SealingKeySet(current: key))
         try db.execute(schema)
         var grace = ada()
         grace.id = UUID()
@@ -135,7 +135,7 @@ final class SealedPropertyTests: XCTestCase {
     }
 
     func testKeysOpenWhatTheySealedAndNothingElse() throws {
-        let db = try open(keys: try SealingKeyring(current: key))
+        let db = try open(keys: try SealingKeySet(current: key))
         try db.execute(schema)
         _ = try ada().inserted(db)
         db.close()
@@ -153,32 +153,32 @@ final class SealedPropertyTests: XCTestCase {
         keyless.close()
 
         // Another key under another id: the sealed value names the key it needs.
-        let stranger = try open(keys: try SealingKeyring(current: SealingKey.random(id: 2)))
+        let stranger = try open(keys: try SealingKeySet(current: SealingKey.random(id: 2)))
         XCTAssertThrowsError(try Account.fetchOne(stranger, key: ada().id)) {
             XCTAssertEqual($0 as? SealError, .wrongKey(sealedWith: 1, given: [2]))
         }
         stranger.close()
         // Another key under the same id.
-        let impostor = try open(keys: try SealingKeyring(current: SealingKey.random(id: 1)))
+        let impostor = try open(keys: try SealingKeySet(current: SealingKey.random(id: 1)))
         XCTAssertThrowsError(try Account.fetchOne(impostor, key: ada().id)) { XCTAssertEqual($0 as? SealError, .authenticationFailed) }
         impostor.close()
 
         // A new current key with the old one kept: old rows open, rows written again are sealed with the new key.
         let newKey = SealingKey.random(id: 2)
-        let rotated = try open(keys: try SealingKeyring(current: newKey, others: [key]))
+        let rotated = try open(keys: try SealingKeySet(current: newKey, others: [key]))
         var account = try XCTUnwrap(Account.fetchOne(rotated, key: ada().id))
         XCTAssertEqual(account, ada())
         try account.updateChanges(rotated) { $0.apiToken = "tok-ada-1816" }
         let ids = try rotated.fetchAll(Data.self, "SELECT api_token FROM account").map { try SealedFormat.keyID(of: $0) }
         XCTAssertEqual(ids, [2])
         rotated.close()
-        let newOnly = try open(keys: try SealingKeyring(current: newKey))
+        let newOnly = try open(keys: try SealingKeySet(current: newKey))
         XCTAssertThrowsError(try Account.fetchOne(newOnly, key: ada().id)) { XCTAssertEqual($0 as? SealError, .wrongKey(sealedWith: 1, given: [2])) }
         newOnly.close()
     }
 
     func testUpdatesAndUpsertsSealTheirValuesForTheirRow() throws {
-        let db = try open(keys: try SealingKeyring(current: key))
+        let db = try open(keys: try SealingKeySet(current: key))
         try db.execute(schema)
         var account = ada()
         try account.upsert(db)
@@ -198,7 +198,7 @@ final class SealedPropertyTests: XCTestCase {
     }
 
     func testRecordsWithoutTheirKeyAndTypesThatAreNotRecordsAreClearErrors() throws {
-        let db = try open(keys: try SealingKeyring(current: key))
+        let db = try open(keys: try SealingKeySet(current: key))
         try db.execute(schema)
         // The row's key is part of what a value is bound to: SQLite's choice comes too late.
         var diary = Diary(id: nil, text: "dear diary")
@@ -242,7 +242,7 @@ final class SealedPropertyTests: XCTestCase {
 
     func testSealedPropertiesThroughAPoolsReaders() throws {
         let path = directory.appendingPathComponent("pool.db").path
-        let pool = try DatabasePool(path: path, key: databaseKey, options: options(try SealingKeyring(current: key)))
+        let pool = try DatabasePool(path: path, key: databaseKey, options: options(try SealingKeySet(current: key)))
         try pool.write { db in
             try db.execute(self.schema)
             _ = try self.ada().inserted(db)

@@ -112,7 +112,7 @@ final class SealedValueTests: XCTestCase {
     func testAKeyringSealsWithTheCurrentKeyAndOpensWithAny() throws {
         let old = SealingKey.random(), new = SealingKey.random()
         let sealedBefore = try old.seal("before", context: "x")
-        let ring = try SealingKeyring(current: new, others: [old])
+        let ring = try SealingKeySet(current: new, others: [old])
         let sealedAfter = try ring.seal(Data("after".utf8), context: "x")
         XCTAssertEqual(try SealedFormat.keyID(of: sealedAfter), new.id)
         XCTAssertEqual(try ring.open(sealedBefore, context: "x"), Data("before".utf8))
@@ -122,7 +122,7 @@ final class SealedValueTests: XCTestCase {
             guard case .wrongKey(_, let given) = $0 as? SealError else { return XCTFail("\($0)") }
             XCTAssertEqual(Set(given), [old.id, new.id])
         }
-        XCTAssertThrowsError(try SealingKeyring(current: new, others: [SealingKey(new.secret, id: new.id)]))
+        XCTAssertThrowsError(try SealingKeySet(current: new, others: [SealingKey(new.secret, id: new.id)]))
     }
 
     func testKeysFromBytesAndTextAndWhatTheyRefuse() throws {

@@ -31,7 +31,7 @@ final class BackupDestinationTests: XCTestCase {
             XCTAssertGreaterThan(copied, 2)
 
             let restored = dir.appendingPathComponent("restored.db").path
-            let result = try ContinuousBackup.restore(from: a, to: restored, key: key)
+            let result = try ContinuousBackup.restore(from: a, key: key, to: restored)
             XCTAssertNotNil(result.skipped ?? result.problem, "B's records were taken in silently")
             if key.kind == .raw {
                 XCTAssertEqual(result.skipped, "records \(aLast + 1) to \(aLast + UInt64(copied)) belong to another backup (copied in) and were skipped")
@@ -123,7 +123,7 @@ final class BackupDestinationTests: XCTestCase {
         }
         // Its destination is free again: the new file can be backed up (elsewhere, as the message says).
         let restored = dir.appendingPathComponent("restored.db").path
-        try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        try ContinuousBackup.restore(from: storage, key: key, to: restored)
         let db = try Database(path: restored, key: key)
         XCTAssertEqual(try db.fetchScalar(String.self, "SELECT group_concat(v) FROM t"), "old")
         db.close()
@@ -142,20 +142,20 @@ final class BackupDestinationTests: XCTestCase {
         XCTAssertNil(BackupReceipt("dbcrypt-backup-receipt 1"))
 
         let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key, expecting: receipt).commit, receipt.commit)
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, key: key, to: restored, expecting: receipt).commit, receipt.commit)
 
         // Rolled back: the last round's record removed. Without the receipt it looks like a backup stopped a round earlier.
         try FileManager.default.removeItem(atPath: storage.path + "/" + records.last!)
         let earlier = dir.appendingPathComponent("earlier.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: earlier, key: key).commit, receipt.commit - 1)
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, key: key, to: earlier).commit, receipt.commit - 1)
         let refused = dir.appendingPathComponent("refused.db").path
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: refused, key: key, expecting: receipt)) { error in
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, key: key, to: refused, expecting: receipt)) { error in
             guard case .notAsExpected(_, let reason)? = error as? BackupError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("rolled back"), reason)
         }
         // Replaced whole by another database's backup under the same key.
         let (other, _, _) = try backedUpWithReceipt(dir, "b", key: key, rounds: 5)
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: other, to: refused, key: key, expecting: receipt)) { error in
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: other, key: key, to: refused, expecting: receipt)) { error in
             guard case .notAsExpected(_, let reason)? = error as? BackupError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("another backup"), reason)
         }

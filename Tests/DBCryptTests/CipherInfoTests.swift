@@ -73,7 +73,7 @@ final class CipherInfoTests: XCTestCase {
     func testSupportMatchesWhatAKeyedConnectionAnswers() throws {
         let info = try CipherInfo.linked()
         let db = try Database.inMemory(key: .passphrase("x"))
-        for setting in CipherSetting.allCases {
+        for setting in CipherPragma.allCases {
             let answer = try db.connection.firstValue("PRAGMA \(setting.rawValue)")
             XCTAssertEqual(answer != nil, info.supports(setting), setting.rawValue)
         }

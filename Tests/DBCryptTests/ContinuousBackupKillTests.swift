@@ -39,7 +39,7 @@ final class ContinuousBackupKillTests: XCTestCase {
             }
             let restored = dir.appendingPathComponent("restored.db").path
             removeDatabaseFiles(restored)
-            let result = try ContinuousBackup.restore(from: DirectoryBackupStorage(path: destination), to: restored, key: .named(key))
+            let result = try ContinuousBackup.restore(from: DirectoryBackupStorage(path: destination), key: .named(key), to: restored)
             restores += 1
             XCTAssertNil(result.problem, "killed \(point)")
             XCTAssertGreaterThanOrEqual(result.commit, shippedSoFar, "killed \(point): a commit reported shipped is not in the backup")

@@ -24,31 +24,31 @@ final class ContinuousBackupTests: XCTestCase {
         XCTAssertEqual(Set(shipped.map(\.commit)).count, shipped.count, "a round shipped nothing")
         for (commit, rows) in shipped {
             let restored = dir.appendingPathComponent("restored-\(commit).db").path
-            let result = try ContinuousBackup.restore(from: storage, to: restored, key: key, target: .commit(commit))
+            let result = try ContinuousBackup.restore(from: storage, key: key, to: restored, target: .commit(commit))
             XCTAssertEqual(result.commit, commit)
             XCTAssertNil(result.problem)
             try checkRestored(restored, rows: rows)
         }
         let latest = dir.appendingPathComponent("latest.db").path
-        let result = try ContinuousBackup.restore(from: storage, to: latest, key: key)
+        let result = try ContinuousBackup.restore(from: storage, key: key, to: latest)
         XCTAssertEqual(result.commit, shipped.last!.commit)
         try checkRestored(latest, rows: shipped.last!.rows)
 
         let byTime = dir.appendingPathComponent("by-time.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: byTime, key: key, target: .time(result.time)).commit, result.commit)
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, key: key, to: byTime, target: .time(result.time)).commit, result.commit)
         // Any Date converts without a trap: the far future is the latest commit, no number is none.
         for (index, seconds) in [Double.infinity, 1e300, Double(UInt64.max)].enumerated() {
             let far = dir.appendingPathComponent("far-\(index).db").path
-            XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: far, key: key,
+            XCTAssertEqual(try ContinuousBackup.restore(from: storage, key: key, to: far,
                                                         target: .time(Date(timeIntervalSince1970: seconds))).commit, result.commit)
         }
         for seconds in [-Double.infinity, Double.nan, -1e300] {
-            XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
+            XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, key: key, to: dir.appendingPathComponent("x.db").path,
                                                               target: .time(Date(timeIntervalSince1970: seconds)))) { error in
                 guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(seconds): \(error)") }
             }
         }
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, key: key, to: dir.appendingPathComponent("x.db").path,
                                                           target: .commit(999))) { error in
             guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
         }
@@ -79,7 +79,7 @@ final class ContinuousBackupTests: XCTestCase {
         XCTAssertGreaterThan(restarts, 0, "the WAL never started over: the test proves little")
         XCTAssertGreaterThan(try BackupCatalog(storage).snapshots.count, 2)
         let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, final.commit)
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, key: key, to: restored).commit, final.commit)
         try checkRestored(restored, rows: try count(pool))
         try pool.close()
     }
@@ -127,7 +127,7 @@ final class ContinuousBackupTests: XCTestCase {
         XCTAssertGreaterThan(after.entries.first!.number, before.first!, "nothing was pruned")
         XCTAssertTrue(after.entries.first?.kind == .snapshot, "the backup no longer starts with a snapshot")
         try checkLatest(storage, in: dir, commit: last.commit, rows: 5)
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("gone.db").path, key: key,
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, key: key, to: dir.appendingPathComponent("gone.db").path,
                                                           target: .commit(shipped[0].commit))) { error in
             guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
         }
@@ -179,7 +179,7 @@ final class ContinuousBackupTests: XCTestCase {
         let catalog = try BackupCatalog(storage)
         XCTAssertEqual(catalog.superseded.count, 1, "the failed write's object is not there: the test proves little")
         let restored = dir.appendingPathComponent("restored.db").path
-        let result = try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        let result = try ContinuousBackup.restore(from: storage, key: key, to: restored)
         XCTAssertEqual(result.commit, shipped.commit)
         XCTAssertNil(result.problem)
         try checkRestored(restored, rows: 2)
@@ -275,10 +275,10 @@ final class ContinuousBackupTests: XCTestCase {
         try pool.close()
 
         let early = dir.appendingPathComponent("early.db").path
-        try ContinuousBackup.restore(from: storage, to: early, key: key, target: .commit(afterClose))
+        try ContinuousBackup.restore(from: storage, key: key, to: early, target: .commit(afterClose))
         try checkRestored(early, rows: 5)
         let latest = dir.appendingPathComponent("latest.db").path
-        XCTAssertGreaterThanOrEqual(try ContinuousBackup.restore(from: storage, to: latest, key: key).commit, end.commit)
+        XCTAssertGreaterThanOrEqual(try ContinuousBackup.restore(from: storage, key: key, to: latest).commit, end.commit)
         try checkRestored(latest, rows: 8)
     }
 
@@ -293,7 +293,7 @@ final class ContinuousBackupTests: XCTestCase {
         try insert(pool, count: 1)
         assertEventually("no round shipped the commit", timeout: 10) { (rounds.withLock { $0.last } ?? 0) >= 1 }
         let restored = dir.appendingPathComponent("restored.db").path
-        try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        try ContinuousBackup.restore(from: storage, key: key, to: restored)
         try checkRestored(restored, rows: 1)
         try pool.close()
     }
@@ -306,7 +306,7 @@ final class ContinuousBackupTests: XCTestCase {
     func testARestoredDatabaseOpensInSQLCipher4Peers() throws {
         let (storage, dir, commits) = try makeBackup()
         let restored = dir.appendingPathComponent("restored.db").path
-        try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        try ContinuousBackup.restore(from: storage, key: key, to: restored)
         let rows = commits.last!.rows
         XCTAssertEqual(try runPeer(restored, key: TestKeys.text(named: "continuous backup test key"), """
             import sqlcipher3
@@ -354,11 +354,11 @@ final class ContinuousBackupTests: XCTestCase {
         let removed = frames[2]
         try storage.delete(removed.name)
         let restored = dir.appendingPathComponent("restored.db").path
-        let result = try ContinuousBackup.restore(from: storage, to: restored, key: key)
+        let result = try ContinuousBackup.restore(from: storage, key: key, to: restored)
         XCTAssertEqual(result.problem, "record \(removed.number) is missing")
         XCTAssertLessThan(result.commit, commits.last!.commit)
         try checkRestored(restored, rows: commits.first { $0.commit == result.commit }!.rows)
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: dir.appendingPathComponent("x.db").path, key: key,
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, key: key, to: dir.appendingPathComponent("x.db").path,
                                                           target: .commit(commits.last!.commit))) { error in
             guard case .noSuchCommit? = error as? BackupError else { return XCTFail("\(error)") }
         }
@@ -397,7 +397,7 @@ final class ContinuousBackupTests: XCTestCase {
             let frames = try BackupCatalog(storage).entries.filter { $0.kind == .frames }
             try damage(storage, frames)
             let restored = dir.appendingPathComponent("restored.db").path
-            let result = try ContinuousBackup.restore(from: storage, to: restored, key: key)
+            let result = try ContinuousBackup.restore(from: storage, key: key, to: restored)
             XCTAssertTrue(result.problem?.contains(says) == true, "\(label): \(result.problem ?? "no problem found")")
             XCTAssertTrue(result.problem?.contains("record \(frames[label == "swapped" ? 1 : 2].number)") == true, "\(label): \(result.problem ?? "")")
             XCTAssertLessThan(result.commit, commits.last!.commit, label)
@@ -408,11 +408,11 @@ final class ContinuousBackupTests: XCTestCase {
     func testWrongKeyAndNoBackupAreTheirOwnErrors() throws {
         let (storage, dir, _) = try makeBackup()
         let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, to: restored, key: .named("not the key"))) { error in
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: storage, key: .named("not the key"), to: restored)) { error in
             XCTAssertEqual(error as? BackupError, .wrongKey(location: storage.path))
         }
         let empty = try DirectoryBackupStorage(path: dir.appendingPathComponent("empty").path)
-        XCTAssertThrowsError(try ContinuousBackup.restore(from: empty, to: restored, key: key)) { error in
+        XCTAssertThrowsError(try ContinuousBackup.restore(from: empty, key: key, to: restored)) { error in
             XCTAssertEqual(error as? BackupError, .noBackup(location: empty.path))
         }
         // Another database's backup there is refused, not mixed in.
@@ -508,7 +508,7 @@ final class ContinuousBackupTests: XCTestCase {
 
     private func lastCommit(_ storage: DirectoryBackupStorage) throws -> UInt64? {
         let restored = try makeTemporaryDirectory(self).appendingPathComponent("probe.db").path
-        return try ContinuousBackup.restore(from: storage, to: restored, key: key).commit
+        return try ContinuousBackup.restore(from: storage, key: key, to: restored).commit
     }
 
     private func walCheckpointSequence(_ path: String) throws -> UInt32? {
@@ -519,7 +519,7 @@ final class ContinuousBackupTests: XCTestCase {
     private func checkLatest(_ storage: any BackupStorage, in dir: URL, commit: UInt64, rows: Int,
                              file: StaticString = #filePath, line: UInt = #line) throws {
         let restored = dir.appendingPathComponent("restored.db").path
-        XCTAssertEqual(try ContinuousBackup.restore(from: storage, to: restored, key: key).commit, commit, file: file, line: line)
+        XCTAssertEqual(try ContinuousBackup.restore(from: storage, key: key, to: restored).commit, commit, file: file, line: line)
         try checkRestored(restored, rows: rows, file: file, line: line)
     }
 

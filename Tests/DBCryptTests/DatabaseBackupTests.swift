@@ -191,7 +191,7 @@ final class DatabaseBackupTests: XCTestCase {
         let dir = try makeTemporaryDirectory(self)
         let pool = try makePool(dir)
         let copy = dir.appendingPathComponent("copy.db").path
-        for key in [BackupKey.sameAsDatabase, .plaintext] {
+        for key in [BackupEncryption.sameAsDatabase, .plaintext] {
             XCTAssertThrowsError(try pool.backup(to: copy, key: key, cipher: .sqlcipher3)) { error in
                 guard case .misuse? = error as? DatabaseError else { return XCTFail("\(error)") }
             }

@@ -26,8 +26,19 @@ extension ContinuousBackup {
         public let skipped: String?
     }
 
-    /// Rebuilds the database as of `target` from the backup in `storage`, at
-    /// `path`, with the routines' guarantees (written beside `path`, checked,
+    /// ``restore(from:key:cipher:to:target:expecting:options:)`` in the first
+    /// argument order.
+    @available(*, deprecated, renamed: "restore(from:key:cipher:to:target:expecting:options:)")
+    @discardableResult
+    public static func restore(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
+                               target: RestoreTarget = .latest, expecting receipt: BackupReceipt? = nil,
+                               options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
+        try restore(from: storage, key: key, cipher: cipher, to: path, target: target, expecting: receipt, options: options)
+    }
+
+    /// Rebuilds the database as of `target` from the backup in `storage`
+    /// (under `key`), at `path`, in the routines' argument order (source,
+    /// key, destination), with the routines' guarantees (written beside `path`, checked,
     /// then renamed into place: killed at any instant, `path` holds what it
     /// held before or the whole restored database).
     ///
@@ -64,7 +75,7 @@ extension ContinuousBackup {
     ///   ``DatabaseError/diskFull(path:)``, ``DatabaseError/verificationFailed(path:reason:)``,
     ///   ``DatabaseError/cancelled``.
     @discardableResult
-    public static func restore(from storage: any BackupStorage, to path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4,
+    public static func restore(from storage: any BackupStorage, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4, to path: String,
                                target: RestoreTarget = .latest, expecting receipt: BackupReceipt? = nil,
                                options: ExportOptions = ExportOptions()) throws -> RestoredCommit {
         // A record pruned between the listing and its reading (a backup

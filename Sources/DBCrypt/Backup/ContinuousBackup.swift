@@ -8,7 +8,7 @@ import Synchronization
 /// ``BackupStorage``, while apps use it: the WAL's frames as SQLite wrote
 /// them (pages already encrypted and authenticated by SQLCipher), and a full
 /// snapshot now and then. The destination never holds a key or a plaintext
-/// byte; ``restore(from:to:key:cipher:target:options:)`` rebuilds the
+/// byte; ``restore(from:key:cipher:to:target:expecting:options:)`` rebuilds the
 /// database as of any commit shipped.
 ///
 /// ```swift

@@ -20,11 +20,11 @@ extension DatabasePool {
     /// and replacing an existing file.
     ///
     /// - parameter key: the copy's key: the database's own (the default),
-    ///   another one, or ``BackupKey/plaintext`` when a plaintext copy is meant.
-    /// - parameter cipher: the copy's settings, with ``BackupKey/using(_:)``;
+    ///   another one, or ``BackupEncryption/plaintext`` when a plaintext copy is meant.
+    /// - parameter cipher: the copy's settings, with ``BackupEncryption/using(_:)``;
     ///   nil keeps the database's.
     /// - throws: the errors of ``DatabaseQueue/backup(to:key:cipher:options:)``.
-    public func backup(to destination: String, key: BackupKey = .sameAsDatabase, cipher: CipherSettings? = nil,
+    public func backup(to destination: String, key: BackupEncryption = .sameAsDatabase, cipher: CipherSettings? = nil,
                        options: ExportOptions = ExportOptions()) throws {
         guard !HeldQueues.contains(self) else { throw DatabaseError.reentrantQueueAccess }
         try withSnapshotOpening { snapshot in

@@ -20,8 +20,8 @@ extension DatabaseQueue {
     /// and replacing an existing file.
     ///
     /// - parameter key: the copy's key: the database's own (the default),
-    ///   another one, or ``BackupKey/plaintext`` when a plaintext copy is meant.
-    /// - parameter cipher: the copy's settings, with ``BackupKey/using(_:)``;
+    ///   another one, or ``BackupEncryption/plaintext`` when a plaintext copy is meant.
+    /// - parameter cipher: the copy's settings, with ``BackupEncryption/using(_:)``;
     ///   nil keeps the database's.
     /// - throws: ``DatabaseError/misuse(reason:)`` for `cipher` with another
     ///   `key`, or for an in-memory database; ``DatabaseError/reentrantQueueAccess``,
@@ -32,7 +32,7 @@ extension DatabaseQueue {
     ///   ``DatabaseError/databaseInUse(path:)`` (another process keeps it locked past
     ///   `options.busyTimeout`), ``DatabaseError/damaged(path:reason:)``,
     ///   ``DatabaseError/verificationFailed(path:reason:)``.
-    public func backup(to destination: String, key: BackupKey = .sameAsDatabase, cipher: CipherSettings? = nil,
+    public func backup(to destination: String, key: BackupEncryption = .sameAsDatabase, cipher: CipherSettings? = nil,
                        options: ExportOptions = ExportOptions()) throws {
         let walSnapshot: SnapshotBackup? = try inDatabase { db in
             let snapshot = SnapshotBackup(of: db)

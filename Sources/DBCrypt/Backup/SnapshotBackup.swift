@@ -43,7 +43,7 @@ struct SnapshotBackup {
     ///
     /// - throws: ``DatabaseError/misuse(reason:)`` for `cipher` without a key
     ///   of its own, and the errors of ``DatabaseEncryption/decrypt(_:key:cipher:to:options:)``.
-    func write(to destination: String, key: BackupKey, cipher: CipherSettings?, options: ExportOptions) throws {
+    func write(to destination: String, key: BackupEncryption, cipher: CipherSettings?, options: ExportOptions) throws {
         guard path != ":memory:" && !path.isEmpty else {
             throw DatabaseError.misuse(reason: "an in-memory database has no file to back up: attach a file and use sqlcipher_export")
         }

@@ -33,7 +33,7 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// ``DatabaseQueue/backup(to:key:cipher:options:)``, which say who waits.
     ///
     /// - throws: see ``DatabaseQueue/backup(to:key:cipher:options:)``.
-    func backup(to destination: String, key: BackupKey, cipher: CipherSettings?, options: ExportOptions) throws
+    func backup(to destination: String, key: BackupEncryption, cipher: CipherSettings?, options: ExportOptions) throws
 
     /// The values of `fetch`, as an `AsyncSequence`: the first at once, then a
     /// new one after each commit that changed a table `fetch` read (commits

@@ -24,7 +24,7 @@ public struct CipherInfo: Sendable, Equatable {
     /// The crypto provider's version, when the library reports it.
     public let providerVersion: String?
     /// The cipher settings whose pragmas the linked library answers.
-    public let supportedSettings: Set<CipherSetting>
+    public let supportedSettings: Set<CipherPragma>
     /// The file formats this process can read and write.
     public let formats: Set<CipherSettings.Format>
     /// Whether DBCrypt's provider was installed (the linked SQLCipher is 3.4.x).
@@ -42,7 +42,7 @@ public struct CipherInfo: Sendable, Equatable {
     public var hasCipherIntegrityCheck: Bool { setsFormatByPragma }
 
     /// Whether the linked library supports `setting`.
-    public func supports(_ setting: CipherSetting) -> Bool { supportedSettings.contains(setting) }
+    public func supports(_ setting: CipherPragma) -> Bool { supportedSettings.contains(setting) }
 
     /// The linked library's information, probed once per process on an
     /// in-memory connection; on SQLCipher 3.4.x this first installs DBCrypt's
@@ -89,8 +89,8 @@ public struct CipherInfo: Sendable, Equatable {
         // Cipher pragmas answer only once a codec is attached, that is, after a key.
         let db = try connection.open()
         _ = sqlite3_key_v2(db, "main", "probe", 5)
-        var supported: Set<CipherSetting> = []
-        for setting in CipherSetting.allCases where try connection.firstValue("PRAGMA \(setting.rawValue)") != nil {
+        var supported: Set<CipherPragma> = []
+        for setting in CipherPragma.allCases where try connection.firstValue("PRAGMA \(setting.rawValue)") != nil {
             supported.insert(setting)
         }
         func text(_ sql: String) throws -> String? {

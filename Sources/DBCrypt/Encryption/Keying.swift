@@ -123,7 +123,7 @@ extension CipherSettings {
         // a plaintext database (``FileFormat/detect(at:)``).
         guard plaintextHeaderSize <= 80 else {
             throw CipherError.invalidSetting(
-                name: CipherSetting.plaintextHeaderSize.rawValue,
+                name: CipherPragma.plaintextHeaderSize.rawValue,
                 reason: "DBCrypt's connections keep at most 80 bytes in the clear; read a file with more with SQLCipherFormat's page reader")
         }
         guard hasStandardHMACDetails else {
@@ -132,27 +132,27 @@ extension CipherSettings {
                 reason: "DBCrypt's connections derive the HMAC key and number the pages as SQLCipher does by default; "
                     + "read a file written otherwise with SQLCipherFormat's page reader")
         }
-        for setting in [CipherSetting.pageSize, .kdfIterations] where !library.supports(setting) {
+        for setting in [CipherPragma.pageSize, .kdfIterations] where !library.supports(setting) {
             throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
         }
         var pragmas: [(name: String, value: String)] = []
         if library.setsFormatByPragma {
-            pragmas.append((CipherSetting.hmacAlgorithm.rawValue, "HMAC_" + (hmacHash ?? formatHash).rawValue))
-            pragmas.append((CipherSetting.kdfAlgorithm.rawValue, "PBKDF2_HMAC_" + (kdfHash ?? formatHash).rawValue))
-            if !usesHMAC { pragmas.append((CipherSetting.useHMAC.rawValue, "OFF")) }
+            pragmas.append((CipherPragma.hmacAlgorithm.rawValue, "HMAC_" + (hmacHash ?? formatHash).rawValue))
+            pragmas.append((CipherPragma.kdfAlgorithm.rawValue, "PBKDF2_HMAC_" + (kdfHash ?? formatHash).rawValue))
+            if !usesHMAC { pragmas.append((CipherPragma.useHMAC.rawValue, "OFF")) }
         } else if hasCustomHashes {
             // DBCrypt's provider on 3.4.x knows the two formats' hashes only;
             // SQLCipherFormat's page reader reads the others.
-            let setting: CipherSetting = (kdfHash ?? formatHash) != formatHash ? .kdfAlgorithm : usesHMAC ? .hmacAlgorithm : .useHMAC
+            let setting: CipherPragma = (kdfHash ?? formatHash) != formatHash ? .kdfAlgorithm : usesHMAC ? .hmacAlgorithm : .useHMAC
             throw DatabaseError.unsupportedCipherSetting(name: setting.rawValue, cipherVersion: library.cipherVersion)
         }
-        pragmas.append((CipherSetting.pageSize.rawValue, "\(effectivePageSize)"))
-        pragmas.append((CipherSetting.kdfIterations.rawValue, "\(effectiveKDFIterations)"))
+        pragmas.append((CipherPragma.pageSize.rawValue, "\(effectivePageSize)"))
+        pragmas.append((CipherPragma.kdfIterations.rawValue, "\(effectiveKDFIterations)"))
         if plaintextHeaderSize > 0 {
             guard library.setsFormatByPragma, library.supports(.plaintextHeaderSize) else {
-                throw DatabaseError.unsupportedCipherSetting(name: CipherSetting.plaintextHeaderSize.rawValue, cipherVersion: library.cipherVersion)
+                throw DatabaseError.unsupportedCipherSetting(name: CipherPragma.plaintextHeaderSize.rawValue, cipherVersion: library.cipherVersion)
             }
-            pragmas.append((CipherSetting.plaintextHeaderSize.rawValue, "\(plaintextHeaderSize)"))
+            pragmas.append((CipherPragma.plaintextHeaderSize.rawValue, "\(plaintextHeaderSize)"))
             if let salt {
                 // Validated bytes as hex digits: no caller text reaches the SQL.
                 pragmas.append(("cipher_salt", "\"x'" + Hex.encode(salt) + "'\""))

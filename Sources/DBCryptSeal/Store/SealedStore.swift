@@ -66,7 +66,7 @@ public final class SealedStore: Sendable {
             let (nameKey, wrappedNameKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.nameKeyContext(storeID), id: 0)
             let (dataKey, wrappedDataKey) = try StoreKeys.newWrappedKey(kek: kek, context: StoreKeys.dataKeyContext(storeID, 1), id: 1)
             let kdfText = try StoreSchema.kdfText(kdf)
-            storedKeys = Mutex(try StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.secret, dataKeys: try SealingKeyring(current: dataKey)))
+            storedKeys = Mutex(try StoreKeys(storeID: storeID, kek: kek, nameKey: nameKey.secret, dataKeys: try SealingKeySet(current: dataKey)))
             let made: Bool = try writer.write { db in
                 try db.execute(StoreSchema.create)
                 // Another connection (another process) made it meanwhile, with
@@ -127,7 +127,7 @@ public final class SealedStore: Sendable {
             throw SealError.storeDamaged(reason: "store \"\(store)\" has no data key \(header.currentKey), its current one")
         }
         return try StoreKeys(storeID: header.storeID, kek: kek, nameKey: nameKey.secret,
-                         dataKeys: try SealingKeyring(current: current, others: dataKeys.filter { $0.id != current.id }))
+                         dataKeys: try SealingKeySet(current: current, others: dataKeys.filter { $0.id != current.id }))
     }
 
     /// The keys now (another thread's rotation may replace them).

@@ -72,7 +72,7 @@ extension SealedStore {
             try db.execute("INSERT INTO dbcrypt_sealed_key(store, id, wrapped) VALUES (?, ?, ?)", [self.name, Int64(id), wrapped])
             try db.execute("UPDATE dbcrypt_sealed_store SET current_key = ? WHERE name = ?", [Int64(id), self.name])
             let others = keys.dataKeys.ids.compactMap { keys.dataKeys.key($0) }
-            return try keys.with(dataKeys: try SealingKeyring(current: key, others: others))
+            return try keys.with(dataKeys: try SealingKeySet(current: key, others: others))
         }
         replaceKeys(rotated)
         try finishRotation(progress: progress, cancellation: cancellation)

@@ -42,11 +42,11 @@ final class StoreKeys: Sendable {
     let lookup: LookupKey
     /// Encrypts each entry's name with its tag, so that names can be listed.
     let nameCipher: NameCipher
-    let dataKeys: SealingKeyring
+    let dataKeys: SealingKeySet
     /// What every entry's context starts with (UTF-8), computed once.
     private let entryPrefix: [UInt8]
 
-    init(storeID: Data, kek: SealingKey, nameKey: SecretBytes, dataKeys: SealingKeyring) throws {
+    init(storeID: Data, kek: SealingKey, nameKey: SecretBytes, dataKeys: SealingKeySet) throws {
         self.storeID = storeID
         self.kek = kek
         self.nameKey = nameKey
@@ -61,7 +61,7 @@ final class StoreKeys: Sendable {
     }
 
     /// The same keys with other data keys, or another KEK.
-    func with(kek: SealingKey? = nil, dataKeys: SealingKeyring? = nil) throws -> StoreKeys {
+    func with(kek: SealingKey? = nil, dataKeys: SealingKeySet? = nil) throws -> StoreKeys {
         try StoreKeys(storeID: storeID, kek: kek ?? self.kek, nameKey: nameKey, dataKeys: dataKeys ?? self.dataKeys)
     }
 
@@ -95,7 +95,7 @@ final class StoreKeys: Sendable {
     }
 
     /// The value of entry `name`, opened with the data key its header names.
-    /// - Throws: as ``SealingKeyring/open(_:context:)``.
+    /// - Throws: as ``SealingKeySet/open(_:context:)``.
     func openEntry(_ sealed: Data, name: String) throws -> Data {
         try withEntryContext(name) { context in try sealed.withUnsafeBytes { try dataKeys.open(bytes: $0, additionalData: context) } }
     }

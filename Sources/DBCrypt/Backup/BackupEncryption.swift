@@ -5,7 +5,7 @@
 /// try pool.backup(to: "/mnt/backup/app.db", key: .using(backupKey), cipher: .sqlcipher3)
 /// try pool.backup(to: "export.db", key: .plaintext)                            // asked for by name
 /// ```
-public enum BackupKey: Sendable {
+public enum BackupEncryption: Sendable {
     /// The database's own key and cipher settings: the copy opens exactly as
     /// the database does (a passphrase's copy keeps the database's salt, so
     /// the passphrase opens it). A plaintext database's copy is plaintext.
@@ -17,3 +17,7 @@ public enum BackupKey: Sendable {
     /// read it can read. Never the default.
     case plaintext
 }
+
+/// The first name of ``BackupEncryption`` (a choice of encryption, not a key).
+@available(*, deprecated, renamed: "BackupEncryption")
+public typealias BackupKey = BackupEncryption
