@@ -59,10 +59,14 @@ enum KeyInput {
             throw CLIError("No key given: use \(hint) (there is no terminal to ask on).")
         }
         defer { fclose(tty) }
-        let first = try readHidden(message, tty: tty)
+        var first = try readHidden(message, tty: tty)
         if confirm {
-            let second = try readHidden("Repeat the key: ", tty: tty)
-            guard first == second else { throw CLIError("The two keys differ: nothing was changed.") }
+            var second = try readHidden("Repeat the key: ", tty: tty)
+            defer { SecretBytes.wipe(&second) }
+            guard first == second else {
+                SecretBytes.wipe(&first)
+                throw CLIError("The two keys differ: nothing was changed.")
+            }
         }
         return first
     }
@@ -82,8 +86,10 @@ enum KeyInput {
             tcsetattr(fd, TCSAFLUSH, &saved)
             fputs("\n", tty)
         }
+        // Room for any key up front: growing would leave unwiped copies behind.
         var line: [UInt8] = []
-        while true {
+        line.reserveCapacity(StandardStreams.keyLimit)
+        while line.count < StandardStreams.keyLimit {
             let c = fgetc(tty)
             if c == EOF || c == 10 { break }
             line.append(UInt8(truncatingIfNeeded: c))

@@ -89,32 +89,28 @@ struct Replacement {
     }
 
     /// Replaces the file at ``path`` with one that `write` fills, with the
-    /// routines' guarantees: the one sequence every replacement follows. The
-    /// new file is a sibling (same directory, mode 0600, or the replaced
-    /// file's owner and mode in place), flushed to disk, handed to `check`,
-    /// and only then renamed over the path, the directory flushed after;
-    /// cancellation is looked at after the flush and after the check.
-    /// Whenever the process dies or anything throws, the path holds what it
-    /// held and the sibling is gone (or removed by the next run).
+    /// routines' guarantees, through the core's one replacement sequence
+    /// (``DBCryptCore/SiblingFile/replace(_:keepingOwnerAndModeOf:write:check:)``:
+    /// in place, the new file gets the replaced one's owner and mode).
+    /// Before the rename, cancellation is looked at (after the flush and
+    /// after `check`), the in-place file must still be the one resolved, and
+    /// the companions of a replaced file go.
     ///
     /// - throws: what `write` or `check` throw; ``DatabaseError/cancelled``;
     ///   ``DatabaseError`` for a step of the file system that failed.
     func replace(cancellation: JobCancellation?, write: (_ newFile: String) throws -> Void,
                  check: (_ newFile: String) throws -> Void) throws {
-        let sibling = try DatabaseError.translating { () throws(FileError) in
-            try SiblingFile.create(beside: path, keepingOwnerAndModeOf: inPlace ? path : nil)
+        do {
+            try SiblingFile.replace(path, keepingOwnerAndModeOf: inPlace ? path : nil, write: { try write($0.path) }, check: { sibling in
+                if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+                try check(sibling.path)
+                if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
+                try requireUnchanged()
+                try removeCompanions()
+            })
+        } catch let error as FileError {
+            throw DatabaseError(error)
         }
-        var replaced = false
-        defer { if !replaced { sibling.remove() } }
-        try write(sibling.path)
-        try DatabaseError.translating { () throws(FileError) in try sibling.sync() }
-        if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
-        try check(sibling.path)
-        if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
-        try requireUnchanged()
-        try removeCompanions()
-        try DatabaseError.translating { () throws(FileError) in try sibling.replaceDestination() }
-        replaced = true
     }
 
     /// The paths of `path`'s companions.

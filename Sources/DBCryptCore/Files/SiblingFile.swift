@@ -85,20 +85,40 @@ package struct SiblingFile {
         try DurableWrite.sync(fd, path: path)
     }
 
-    /// Replaces the file at `destination` with `bytes`, whole or not at all:
-    /// a sibling file filled and flushed, renamed over it, the directory
-    /// flushed. For small files (a receipt, a setting), not databases.
+    /// Replaces the file at `destination` with a sibling that `write`
+    /// fills: the one replacement sequence. The sibling is made (mode 0600,
+    /// or `original`'s owner and mode), filled, flushed to the disk, handed
+    /// to `check`, and only then renamed over the destination, the directory
+    /// flushed after. Whenever the process dies or anything throws, the
+    /// destination holds what it held, and the sibling is gone (or removed
+    /// by a later run's ``removeAbandoned(beside:)``).
+    ///
+    /// - throws: ``FileError`` for a step of the file system, and what `write` and `check` throw.
+    package static func replace(_ destination: String, keepingOwnerAndModeOf original: String? = nil,
+                                write: (SiblingFile) throws -> Void, check: (SiblingFile) throws -> Void = { _ in }) throws {
+        let sibling = try create(beside: destination, keepingOwnerAndModeOf: original)
+        var replaced = false
+        defer { if !replaced { sibling.remove() } }
+        try write(sibling)
+        try sibling.sync()
+        try check(sibling)
+        try sibling.replaceDestination()
+        replaced = true
+    }
+
+    /// Replaces the file at `destination` with `bytes`, whole or not at all,
+    /// through ``replace(_:keepingOwnerAndModeOf:write:check:)``. For small
+    /// files (a receipt, a setting), not databases.
     ///
     /// - throws: ``FileError``; nothing is left behind.
     package static func replace(_ destination: String, with bytes: Data) throws(FileError) {
         removeAbandoned(beside: destination)
-        let sibling = try create(beside: destination)
         do {
-            try sibling.fill(with: bytes)
-            try sibling.replaceDestination()
-        } catch {
-            sibling.remove()
+            try replace(destination, write: { try $0.fill(with: bytes) })
+        } catch let error as FileError {
             throw error
+        } catch {
+            throw .system(path: destination, reason: "\(error)")
         }
     }
 
