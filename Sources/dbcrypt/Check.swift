@@ -53,7 +53,7 @@ struct Check: ParsableCommand, DatabaseFileCommand {
         let db: Database
         do {
             db = try openForReading(database, key: databaseKey, options: pageFormat.databaseOptions(cipher))
-        } catch where result.pages != nil && Self.onlyThePageReaderOpens(error) {
+        } catch where result.pages != nil && PageReaderFallback.isFor(error) {
             result.linkedSQLCipherOpens = false
             return
         }
@@ -70,20 +70,6 @@ struct Check: ParsableCommand, DatabaseFileCommand {
             }
         } catch let error as DatabaseError where error.category == .damaged {
             result.problems = [error.description]
-        }
-    }
-}
-
-extension Check {
-    /// Whether the linked SQLCipher's `error` means settings only the page
-    /// reader reads: SQLCipher 1 or 2 settings, other hashes, a plaintext
-    /// header on 3.4.1 (which has no such setting) or one whose salt is not given.
-    static func onlyThePageReaderOpens(_ error: any Error) -> Bool {
-        switch error {
-        case DatabaseError.wrongKeyOrNotADatabase, DatabaseError.notEncrypted: true
-        // A plaintext header on 3.4.1, or its salt not given with the key.
-        case DatabaseError.unsupportedCipherSetting, CipherError.invalidSetting(name: "cipher_salt", _): true
-        default: false
         }
     }
 }

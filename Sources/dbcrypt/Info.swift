@@ -50,7 +50,7 @@ struct Info: ParsableCommand, DatabaseFileCommand {
             let db: Database
             do {
                 db = try openForReading(database, key: databaseKey, options: pageFormat.databaseOptions(cipher))
-            } catch where format == .notPlaintext && databaseKey != nil && Check.onlyThePageReaderOpens(error) {
+            } catch where format == .notPlaintext && databaseKey != nil && PageReaderFallback.isFor(error) {
                 // Settings the linked SQLCipher does not read: what the page reader can say.
                 let file = try pageFormat.open(database, key: databaseKey!, cipher: cipher)
                 facts.append(("format", .string(file.settings.description)))

@@ -39,7 +39,7 @@ struct Rekey: ParsableCommand {
             let current = opened.cipher ?? cipher.settings
             opened.close()
             if let format = cipher.format, format != current.format {
-                // --format describes the file as it is; it used to set the new format.
+                // --format describes the file as it is; --new-format sets the one written.
                 throw CLIError("\(database) is in the \(current.format.rawValue) format, not \(format.rawValue): to convert it, use --new-format \(format.rawValue).")
             }
             let written = newCipher.settings(current: current)

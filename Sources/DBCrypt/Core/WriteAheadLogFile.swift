@@ -68,7 +68,7 @@ enum WriteAheadLogFile {
     static func isOpenInAnotherProcess(besideDatabaseAt path: String) -> Bool {
         let index = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         // An index this user may not read cannot tell: taken as live, the
-        // log is left to SQLite, as before these checks.
+        // log is left to SQLite, which reads it as it would without DBCrypt.
         if index < 0 && errno != ENOENT { return true }
         if index >= 0 {
             defer { close(index) }

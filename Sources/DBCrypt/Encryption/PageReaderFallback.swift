@@ -20,7 +20,7 @@ package enum PageReaderFallback {
     /// reader reads: a page 1 it cannot read (SQLCipher 1 or 2 settings,
     /// other hashes), a plaintext header on 3.4.1 (which has no such
     /// setting), or one whose salt is not given.
-    static func isFor(_ error: any Error) -> Bool {
+    package static func isFor(_ error: any Error) -> Bool {
         switch error {
         case DatabaseError.wrongKeyOrNotADatabase, DatabaseError.notEncrypted, DatabaseError.unsupportedCipherSetting: true
         case let error as DatabaseError: error.resultCode == SQLITE_NOTADB
