@@ -45,6 +45,20 @@ final class UnfinishedTransactionTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-journal"), file: file, line: line)
     }
 
+    /// The library's read-only open rolls it back first, and says so; once
+    /// rolled back, there is nothing more to say.
+    func testOpenReadOnlyRollsItBackFirstAndSaysSo() throws {
+        try makeInterruptedDatabase(path("app.db"))
+        var said = 0
+        let db = try Database.openReadOnly(path: path("app.db"), key: key) { said += 1 }
+        XCTAssertEqual(said, 1)
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM note WHERE title = 'not committed'"), 0)
+        db.close()
+        try assertCommittedState(path("app.db"))
+        try Database.openReadOnly(path: path("app.db"), key: key) { said += 1 }.close()
+        XCTAssertEqual(said, 1)
+    }
+
     func testAReadOnlyConnectionNamesItAndAReadWriteOneRollsItBack() throws {
         try makeInterruptedDatabase(path("app.db"))
         let before = (try contents(path("app.db")), try contents(path("app.db-journal")))
