@@ -56,6 +56,9 @@ struct ContinuousBackupCommand: ParsableCommand {
     }
 
     func run() throws {
+        if CommandLine.arguments.prefix(while: { $0 != "--" }).contains("--continuous") {
+            printError("note: dbcrypt backup DB --continuous is now spelled dbcrypt backup continuous DB; both work.")
+        }
         try reportingErrors {
             let format = try requireDatabaseFile(database)
             if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }

@@ -180,6 +180,9 @@ final class ContinuousBackupCommandTests: XCTestCase {
         let plainRun = try dbcrypt(["backup", plain, "--continuous", "--once", "-o", destination], environment: keyEnvironment)
         XCTAssertEqual(plainRun.status, 1)
         XCTAssertTrue(plainRun.stderr.contains("is not encrypted: a continuous backup ships encrypted pages"), plainRun.stderr)
+        // The first spelling still works, and says the current one (which says nothing: see the second backup above).
+        XCTAssertTrue(plainRun.stderr.hasPrefix("dbcrypt: note: dbcrypt backup DB --continuous is now spelled dbcrypt backup continuous DB"),
+                      plainRun.stderr)
     }
 
     /// A FIFO or a directory named like a record is junk, as a junk file
