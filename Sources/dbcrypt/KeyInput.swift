@@ -4,16 +4,6 @@ import Foundation
 /// Reading a key from the environment, a file or the terminal, and telling
 /// a passphrase from a raw key. Nothing here ever prints a key.
 enum KeyInput {
-    /// The key from the environment variable or file given, else asked on the
-    /// terminal (twice when `confirm`). `options` names the two options
-    /// (`--key-env`, `--key-file`, or the new key's) in errors.
-    static func read(environment: String?, file: String?, prompt: String, confirm: Bool,
-                     options: (environment: String, file: String)) throws -> DatabaseKey {
-        var (bytes, source) = try readText(environment: environment, file: file, prompt: prompt, confirm: confirm, options: options)
-        defer { SecretBytes.wipe(&bytes) }
-        return try parse(bytes, source: source)
-    }
-
     /// The bytes of a key or passphrase from the environment variable or
     /// file given, else asked on the terminal, and where they came from (for
     /// errors); not yet trimmed of a trailing newline. The caller wipes them.

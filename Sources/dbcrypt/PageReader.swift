@@ -87,22 +87,15 @@ struct PageFormatOptions: ParsableArguments {
     /// Whether anything here was given.
     var isGiven: Bool { salt != nil || kdfHash != nil || hmacHash != nil }
 
-    /// Whether settings only the page reader reads were given: other hashes
-    /// on SQLCipher 3.4.1 (SQLCipher 4.x takes them, and the salt, itself).
-    var needsPageReader: Bool {
-        (kdfHash != nil || hmacHash != nil) && !((try? CipherInfo.linked().supports(.hmacAlgorithm)) ?? false)
-    }
-
     /// Options that open the file through the linked SQLCipher: `cipher`'s,
-    /// with the salt and, where the engine has them, the hashes given here.
+    /// with the salt and, where the engine reads them (SQLCipher 4.x; not
+    /// 3.4.1), the hashes given here.
     func databaseOptions(_ cipher: CipherOptions) -> Database.Options {
         var options = cipher.databaseOptions(salt: saltValue)
-        guard !needsPageReader else { return options }
-        options.cipher.kdfHash = kdfHash
-        if let hmacHash {
-            options.cipher.hmacHash = CipherHash(argument: hmacHash)
-            options.cipher.usesHMAC = hmacHash != "none"
-        }
+        guard let settings = settings(cipher), PageReaderFallback.linkedReadsHashes(of: settings) else { return options }
+        options.cipher.kdfHash = settings.kdfHash
+        options.cipher.hmacHash = settings.hmacHash
+        options.cipher.usesHMAC = settings.usesHMAC
         return options
     }
 

@@ -140,6 +140,7 @@ public struct DirectoryBackupStorage: BackupStorage {
             var written = false
             defer { if !written { temporary.remove() } }
             try temporary.fill(with: data)
+            try temporary.sync()
             try placeWithoutReplacing(temporary.path, as: name)
             written = true
             try DurableWrite.syncDirectory(of: objectPath(name))

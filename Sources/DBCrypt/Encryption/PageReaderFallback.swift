@@ -10,10 +10,21 @@ package enum PageReaderFallback {
     /// or hashes are given (a plaintext header the engine cannot read).
     static func isNeeded(_ path: String, cipher: CipherSettings, pageReader: (any PageReading.Type)?) throws -> Bool {
         guard pageReader != nil else { return false }
-        let otherHashes = cipher.kdfHash != nil || cipher.hmacHash != nil || !cipher.usesHMAC
-        if try otherHashes && !CipherInfo.linked().supports(.hmacAlgorithm) { return true }
-        if case .plaintext = try FileFormat.detect(at: path) { return cipher.salt != nil || otherHashes }
+        guard linkedReadsHashes(of: cipher) else { return true }
+        guard cipher.salt != nil || hasOtherHashes(cipher) else { return false }
+        if case .plaintext = try FileFormat.detect(at: path) { return true }
         return false
+    }
+
+    /// Whether the linked SQLCipher reads `cipher`'s hashes: the format's
+    /// own, or any on an engine with `cipher_hmac_algorithm` (SQLCipher 4.x;
+    /// 3.4.1 has none).
+    package static func linkedReadsHashes(of cipher: CipherSettings) -> Bool {
+        !hasOtherHashes(cipher) || ((try? CipherInfo.linked().supports(.hmacAlgorithm)) ?? false)
+    }
+
+    private static func hasOtherHashes(_ cipher: CipherSettings) -> Bool {
+        cipher.kdfHash != nil || cipher.hmacHash != nil || !cipher.usesHMAC
     }
 
     /// Whether the linked SQLCipher's `error` may mean settings only the page

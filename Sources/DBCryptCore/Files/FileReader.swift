@@ -64,13 +64,18 @@ package final class FileReader {
     ///
     /// - throws: ``FileError`` for anything else that keeps the file from being read.
     package static func start(of path: String, count: Int) throws(FileError) -> [UInt8]? {
-        let reader: FileReader
+        try ifPresent(path)?.read(count, at: 0)
+    }
+
+    /// The file at `path` opened as ``init(path:)`` opens it, or nil when nothing is there.
+    ///
+    /// - throws: ``FileError`` for anything else that keeps the file from being opened.
+    package static func ifPresent(_ path: String) throws(FileError) -> FileReader? {
         do {
-            reader = try FileReader(path: path)
+            return try FileReader(path: path)
         } catch .notFound {
             return nil
         }
-        return try reader.read(count, at: 0)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at the end of the file.

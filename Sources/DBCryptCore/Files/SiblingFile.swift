@@ -74,7 +74,8 @@ package struct SiblingFile {
         for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
     }
 
-    /// Writes all of `bytes` into the temporary file, from its start, and flushes it to the disk.
+    /// Writes all of `bytes` into the temporary file, from its start (flush
+    /// it with ``sync()``, as ``replace(_:keepingOwnerAndModeOf:write:check:)`` does).
     ///
     /// - throws: ``FileError`` (``FileError/noSpace(path:)`` for a full disk).
     package func fill(with bytes: Data) throws(FileError) {
@@ -82,7 +83,6 @@ package struct SiblingFile {
         guard fd >= 0 else { throw FileError(errno: errno, path: path) }
         defer { close(fd) }
         try bytes.withUnsafeBytes { bytes in Result { () throws(FileError) in try DurableWrite.writeAll(bytes, to: fd, at: 0, path: path) } }.get()
-        try DurableWrite.sync(fd, path: path)
     }
 
     /// Replaces the file at `destination` with a sibling that `write`

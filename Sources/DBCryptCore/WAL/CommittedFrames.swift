@@ -47,12 +47,7 @@ package struct CommittedFrames {
                              limit: Int = .max) throws(FileError) -> CommittedFrames {
         let seed = seed ?? generation.checksum
         var result = CommittedFrames(bytes: Data(), generation: generation, firstFrame: first, frameCount: 0, seed: seed, end: seed, commits: [])
-        let reader: FileReader
-        do {
-            reader = try FileReader(path: walPath)
-        } catch .notFound {
-            return result
-        }
+        guard let reader = try FileReader.ifPresent(walPath) else { return result }
         let frameSize = result.frameSize
         let chunkFrames = 1024
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkFrames * frameSize, alignment: 16)

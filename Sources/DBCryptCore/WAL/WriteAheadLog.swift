@@ -29,13 +29,7 @@ package struct WriteAheadLog {
     ///
     /// - throws: ``FileError`` when it cannot be read.
     package static func beside(_ databasePath: String, pageSize: Int) throws(FileError) -> WriteAheadLog? {
-        let reader: FileReader
-        do {
-            reader = try FileReader(path: databasePath + "-wal")
-        } catch .notFound {
-            return nil
-        }
-        guard reader.size > 0 else { return nil }
+        guard let reader = try FileReader.ifPresent(databasePath + "-wal"), reader.size > 0 else { return nil }
         return try WriteAheadLog(reader: reader, pageSize: pageSize)
     }
 
@@ -200,9 +194,8 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - throws: ``FileError`` when the log cannot be read.
     package static func search(besideDatabaseAt databasePath: String) throws -> WriteAheadLogDamage? {
-        let path = databasePath + "-wal"
-        guard let start = try FileReader.start(of: path, count: WriteAheadLogHeader.size), let header = WriteAheadLogHeader(start) else { return nil }
-        let reader = try FileReader(path: path)
+        guard let reader = try FileReader.ifPresent(databasePath + "-wal"),
+              let header = WriteAheadLogHeader(try reader.read(WriteAheadLogHeader.size, at: 0)) else { return nil }
         guard CipherSettings.pageSizes.contains(header.pageSize) else {
             // No frame can be told apart. With SQLite's magic, a log longer
             // than its header held some; without it (zeros after a power
