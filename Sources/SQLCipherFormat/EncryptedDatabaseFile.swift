@@ -206,6 +206,15 @@ public final class EncryptedDatabaseFile {
 }
 
 extension EncryptedDatabaseFile: PageReading {
+    /// Whether `error` is ``SQLCipherFormatError/wrongKey(path:triedSettings:)``
+    /// or ``SQLCipherFormatError/tooShort(path:size:)``: not a salt's fault.
+    public static func isWrongKey(_ error: any Error) -> Bool {
+        switch error {
+        case SQLCipherFormatError.wrongKey, SQLCipherFormatError.tooShort: true
+        default: false
+        }
+    }
+
     /// ``decrypt(to:progress:cancellation:)``, for DBCrypt's routines that fall back on this reader.
     public func writePlaintext(to output: String, progress: (@Sendable (JobProgress) -> Void)?, cancellation: JobCancellation?) throws {
         _ = try decrypt(to: output, progress: progress, cancellation: cancellation)

@@ -1,17 +1,3 @@
-/// A value read from a SQLite record.
-public enum SalvagedValue: Sendable, Equatable {
-    /// SQL NULL.
-    case null
-    /// An integer (SQLite stores 1 to 8 bytes, and 0 and 1 in none).
-    case integer(Int64)
-    /// A 64-bit float.
-    case real(Double)
-    /// Text, read as UTF-8 (invalid bytes replaced).
-    case text(String)
-    /// A blob.
-    case blob([UInt8])
-}
-
 /// One row of the schema table (`sqlite_master`) as the file holds it.
 public struct SalvagedSchemaEntry: Sendable, Equatable {
     /// "table", "index", "view" or "trigger".

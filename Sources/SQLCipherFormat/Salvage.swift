@@ -1,15 +1,5 @@
 import Foundation
 
-/// Where a salvage writes the database it rebuilds: a new, empty SQLite
-/// database, through whatever SQLite the caller links (SQLCipherFormat links
-/// none). DBCrypt's `Database` is one in a few lines.
-public protocol SalvageDestination {
-    /// Runs one statement with `arguments` bound to its `?` parameters.
-    func execute(_ sql: String, _ arguments: [SalvagedValue]) throws
-    /// The rows one query returns, each as its columns' values.
-    func rows(_ sql: String) throws -> [[SalvagedValue]]
-}
-
 /// What a salvage rebuilt, and what it could not.
 public struct SalvageReport: Sendable {
     /// The pages read: how many, and which did not authenticate and were lost.

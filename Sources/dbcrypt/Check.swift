@@ -31,109 +31,33 @@ struct Check: ParsableCommand, DatabaseFileCommand {
     func run() throws {
         try reportingErrors {
             let format = try requireDatabaseFile(database)
-            let databaseKey = try key.keyIfNeeded(for: database, format: format)
-            var result = CheckResult(path: database)
-            if let databaseKey, format == .notPlaintext || pageFormat.isGiven {
-                let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
-                result.pages = try file.verify()
-            }
-            if result.pages?.isIntact ?? true {
-                try checkThroughSQLite(databaseKey, into: &result)
-            }
-            try StandardStreams.say(json ? result.json : result.text)
-            guard result.isIntact else {
-                printError("\(database) is damaged: \(result.summary)")
+            var options = ExportOptions()
+            options.pageReader = EncryptedDatabaseFile.self
+            let report = try DatabaseEncryption.check(database, key: key.keyIfNeeded(for: database, format: format), cipher: settings,
+                                                      options: options, rolledBack: { noteRolledBack(database) })
+            try StandardStreams.say(json ? Self.json(report) : report.description)
+            guard report.isIntact else {
+                printError("\(database) is damaged: \(report.summary)")
                 throw ExitCode(ExitStatus.damaged)
             }
         }
     }
 
-    /// SQLite's integrity check through the linked SQLCipher, which reads every page in use.
-    private func checkThroughSQLite(_ databaseKey: DatabaseKey?, into result: inout CheckResult) throws {
-        let db: Database
-        do {
-            db = try openForReading(database, key: databaseKey, options: pageFormat.databaseOptions(cipher))
-        } catch where result.pages != nil && PageReaderFallback.isFor(error) {
-            result.linkedSQLCipherOpens = false
-            return
-        }
-        defer { db.close() }
-        result.kind = db.cipher.map { "encrypted, \($0)" } ?? "plaintext"
-        do {
-            result.pageCount = try db.fetchScalar(Int.self, "PRAGMA page_count") ?? 0
-            result.problems = try db.integrityProblems()
-            if db.cipher != nil, try CipherInfo.linked().hasCipherIntegrityCheck {
-                // SQLCipher 4.x authenticates every page itself, beside the page reader.
-                let failed = try db.fetchAll(String.self, "PRAGMA cipher_integrity_check")
-                result.problems += failed.map { "SQLCipher: \($0)" }
-                result.cipherIntegrityCheckRan = true
-            }
-        } catch let error as DatabaseError where error.category == .damaged {
-            result.problems = [error.description]
-        }
-    }
-}
-
-/// What `check` found, printed as text or JSON.
-struct CheckResult {
-    let path: String
-    /// The page reader's report, for an encrypted file.
-    var pages: VerificationReport?
-    /// Whether the linked SQLCipher could open the file for SQLite's integrity check.
-    var linkedSQLCipherOpens = true
-    /// "plaintext", or "encrypted, <settings>" as the linked SQLCipher opened it.
-    var kind: String?
-    /// Pages SQLite counts.
-    var pageCount = 0
-    /// What SQLite's integrity check (and SQLCipher's) reported other than "ok".
-    var problems: [String] = []
-    /// Whether SQLCipher's own `cipher_integrity_check` ran (SQLCipher 4.x).
-    var cipherIntegrityCheckRan = false
-
-    var isIntact: Bool { (pages?.isIntact ?? true) && problems.isEmpty }
-
-    /// One sentence for stderr.
-    var summary: String {
-        if let pages, !pages.isIntact {
-            return "\(pages.damageCount) page(s) or frame(s) do not authenticate (listed above)."
-        }
-        return problems.prefix(5).joined(separator: "; ")
-    }
-
-    var text: String {
-        guard isIntact else {
-            guard let pages else { return "" }
-            var lines = pages.damage.map(\.description)
-            if pages.damageCount > pages.damage.count { lines.append("and \(pages.damageCount - pages.damage.count) more") }
-            return lines.joined(separator: "\n")
-        }
-        guard let pages else { return "ok: \(path) opens (\(kind ?? "plaintext")) and all \(pageCount) pages are intact." }
-        let frames = pages.walFrameCount > 0 ? " and its \(pages.walFrameCount) WAL frames" : ""
-        let sqlite = !linkedSQLCipherOpens ? "the linked SQLCipher cannot open these settings, so SQLite's integrity check did not run"
-            : cipherIntegrityCheckRan ? "SQLite's integrity check and SQLCipher's cipher_integrity_check passed"
-            : "SQLite's integrity check passed"
-        guard pages.authenticated else {
-            // Nothing vouches for pages without an HMAC: they are not called intact.
-            return "ok: \(path) (\(pages.settings)): all \(pages.pageCount) pages\(frames) decrypt (\(sqlite)),"
-                + " but SQLCipher 1 pages carry no HMAC, so whether they were altered cannot be verified."
-        }
-        return "ok: \(path) (\(pages.settings)): all \(pages.pageCount) pages\(frames) are intact (every page's HMAC verified; \(sqlite))."
-    }
-
-    var json: String {
-        var facts: [(String, JSONValue)] = [("path", .string(path)), ("intact", .bool(isIntact))]
-        if let pages {
+    /// The report as JSON, every damaged page listed.
+    private static func json(_ report: CheckReport) -> String {
+        var facts: [(String, JSONValue)] = [("path", .string(report.path)), ("intact", .bool(report.isIntact))]
+        if let pages = report.pages {
             facts.append(("settings", .string(pages.settings.description)))
             facts.append(("pages", .integer(Int64(pages.pageCount))))
             facts.append(("walFrames", .integer(Int64(pages.walFrameCount))))
             facts.append(("authenticated", .bool(pages.authenticated)))
             facts.append(("damagedCount", .integer(Int64(pages.damageCount))))
-            facts.append(("damaged", .array(pages.damage.map(Self.json))))
+            facts.append(("damaged", .array(pages.damage.map(json))))
         } else {
-            facts.append(("pages", .integer(Int64(pageCount))))
+            facts.append(("pages", .integer(Int64(report.pageCount))))
         }
-        facts.append(("integrityCheck", linkedSQLCipherOpens ? .array(problems.map(JSONValue.string)) : .null))
-        facts.append(("cipherIntegrityCheck", .bool(cipherIntegrityCheckRan)))
+        facts.append(("integrityCheck", report.linkedSQLCipherOpens ? .array(report.problems.map(JSONValue.string)) : .null))
+        facts.append(("cipherIntegrityCheck", .bool(report.cipherIntegrityCheckRan)))
         return JSONValue.object(facts).encoded
     }
 

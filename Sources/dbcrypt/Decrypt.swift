@@ -30,8 +30,6 @@ struct Decrypt: ParsableCommand, DatabaseFileCommand {
             options.replaceExisting = plaintext.force
             options.pageReader = EncryptedDatabaseFile.self
             options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
-            var settings = pageFormat.settings(cipher) ?? cipher.settings
-            settings.salt = pageFormat.saltValue
             if case let .pageReader(settings) = try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options) {
                 printError("note: the linked SQLCipher cannot open \(database) (\(settings)); DBCrypt's page reader decrypted it.")
             }

@@ -1,7 +1,5 @@
 import ArgumentParser
 import DBCrypt
-import DBCryptCore
-import Foundation
 import SQLCipherFormat
 
 /// `dbcrypt header`: a plaintext header for an iOS app's shared database, and back.
@@ -41,30 +39,16 @@ struct Header: ParsableCommand, DatabaseFileCommand {
         try reportingErrors {
             _ = try requireDatabaseFile(database)
             let databaseKey = try key.key(prompt: "Key for \(database): ")
-            let file = try pageFormat.open(database, key: databaseKey, cipher: cipher)
-            guard file.settings.plaintextHeaderSize != plaintextHeader else {
-                try StandardStreams.say("\(database) already has \(plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"): nothing to do.")
-                return
-            }
-            if let user = SQLiteLocks.holder(of: database) {
-                throw CLIError("\(database) is in use (\(user)): close every program that has it open, then try again.")
-            }
             var options = ExportOptions()
             options.replaceExisting = force
             options.replaceHardLinkedFile = force
+            options.pageReader = EncryptedDatabaseFile.self
+            guard let salt = try DatabaseEncryption.convertHeader(database, key: databaseKey, cipher: settings, plaintextHeaderSize: plaintextHeader,
+                                                                  to: output, options: options).map({ Hex.encode($0) }) else {
+                let layout = plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"
+                return try StandardStreams.say("\(database) already has \(layout): nothing to do.")
+            }
             let destination = output ?? database
-            try DatabaseEncryption.replaceFile(at: destination, inPlace: output == nil, source: output == nil ? nil : database,
-                                               options: options, write: { newFile in
-                _ = try file.convertHeader(to: newFile, plaintextHeaderSize: plaintextHeader)
-            }, check: { newFile in
-                var settings = file.settings
-                settings.plaintextHeaderSize = plaintextHeader
-                let report = try EncryptedDatabaseFile(path: newFile, key: databaseKey, settings: settings, salt: file.salt).verify()
-                guard report.isIntact else {
-                    throw DatabaseError.verificationFailed(path: newFile, reason: "\(report.damageCount) pages do not authenticate")
-                }
-            })
-            let salt = Hex.encode(file.salt)
             if plaintextHeader == 0 {
                 try StandardStreams.say("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
             } else {

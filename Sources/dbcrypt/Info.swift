@@ -49,10 +49,10 @@ struct Info: ParsableCommand, DatabaseFileCommand {
             }
             let db: Database
             do {
-                db = try openForReading(database, key: databaseKey, options: pageFormat.databaseOptions(cipher))
+                db = try Database.openReadOnly(path: database, key: databaseKey, options: PageReaderFallback.linkedOptions(settings)) { noteRolledBack(database) }
             } catch where format == .notPlaintext && databaseKey != nil && PageReaderFallback.isFor(error) {
                 // Settings the linked SQLCipher does not read: what the page reader can say.
-                let file = try pageFormat.open(database, key: databaseKey!, cipher: cipher)
+                let file = try PageReaderFallback.open(EncryptedDatabaseFile.self, database, key: databaseKey!, cipher: settings)
                 facts.append(("format", .string(file.settings.description)))
                 facts.append(("cipher_page_size", .number(Double(file.settings.effectivePageSize))))
                 facts.append(("kdf_iter", .number(Double(file.settings.effectiveKDFIterations))))

@@ -1,8 +1,6 @@
 import ArgumentParser
 import DBCrypt
 import DBCryptCore
-import Foundation
-import SQLCipherFormat
 
 /// The database a command reads with the linked SQLCipher or, for settings
 /// it cannot open, DBCrypt's page reader: its path, key and settings.
@@ -25,17 +23,13 @@ extension DatabaseFileCommand {
     var key: KeyOptions { file.key }
     var cipher: CipherOptions { file.cipher }
     var pageFormat: PageFormatOptions { file.pageFormat }
+    /// The settings given, the salt among them.
+    var settings: CipherSettings { pageFormat.settings(cipher) }
 
     /// Refuses a plaintext file, unless settings only the page reader reads
     /// are given (a file with a plaintext header looks plaintext).
     func requireEncrypted() throws {
         if case .plaintext = try requireDatabaseFile(database), !pageFormat.isGiven { throw DatabaseError.notEncrypted(path: database) }
-    }
-
-    /// The encrypted file opened by the page reader, its key asked for when not given.
-    func openWithPageReader() throws -> EncryptedDatabaseFile {
-        try requireEncrypted()
-        return try pageFormat.open(database, key: key.key(prompt: "Key for \(database): "), cipher: cipher)
     }
 }
 
@@ -68,48 +62,19 @@ struct PageFormatOptions: ParsableArguments {
         }
     }
 
-    /// The salt given, as bytes.
-    var saltValue: [UInt8]? { salt.flatMap(saltBytes) }
+    /// Whether anything here was given.
+    var isGiven: Bool { salt != nil || kdfHash != nil || hmacHash != nil }
 
-    /// The settings to read with: nil (try the standard ones) unless any
-    /// setting is given, then those on top of the format's.
-    func settings(_ cipher: CipherOptions) -> CipherSettings? {
-        guard cipher.isGiven || kdfHash != nil || hmacHash != nil else { return nil }
+    /// `cipher`'s settings, with the salt and hashes given here.
+    func settings(_ cipher: CipherOptions) -> CipherSettings {
         var settings = cipher.settings
+        settings.salt = salt.flatMap(saltBytes)
         settings.kdfHash = kdfHash
         if let hmacHash {
             settings.hmacHash = CipherHash(argument: hmacHash)
             settings.usesHMAC = hmacHash != "none"
         }
         return settings
-    }
-
-    /// Whether anything here was given.
-    var isGiven: Bool { salt != nil || kdfHash != nil || hmacHash != nil }
-
-    /// Options that open the file through the linked SQLCipher: `cipher`'s,
-    /// with the salt and, where the engine reads them (SQLCipher 4.x; not
-    /// 3.4.1), the hashes given here.
-    func databaseOptions(_ cipher: CipherOptions) -> Database.Options {
-        var options = cipher.databaseOptions(salt: saltValue)
-        guard let settings = settings(cipher), PageReaderFallback.linkedReadsHashes(of: settings) else { return options }
-        options.cipher.kdfHash = settings.kdfHash
-        options.cipher.hmacHash = settings.hmacHash
-        options.cipher.usesHMAC = settings.usesHMAC
-        return options
-    }
-
-    /// `path` opened by the page reader with `key`.
-    ///
-    /// - throws: ``SQLCipherFormatError``; a wrong key or a file too short
-    ///   to be a database is ``DatabaseError/wrongKeyOrNotADatabase(path:)``,
-    ///   in the words every other command uses.
-    func open(_ path: String, key: DatabaseKey, cipher: CipherOptions) throws -> EncryptedDatabaseFile {
-        do {
-            return try EncryptedDatabaseFile(path: path, key: key, settings: settings(cipher), salt: saltValue)
-        } catch SQLCipherFormatError.wrongKey, SQLCipherFormatError.tooShort {
-            throw DatabaseError.wrongKeyOrNotADatabase(path: path)
-        }
     }
 }
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import DBCrypt
-import Foundation
 import SQLCipherFormat
 
 /// `dbcrypt recover`: salvage what authenticates of a damaged encrypted database.
@@ -27,7 +26,8 @@ struct Recover: ParsableCommand, DatabaseFileCommand {
 
     func run() throws {
         try reportingErrors {
-            let file = try openWithPageReader()
+            try requireEncrypted()
+            let file = try PageReaderFallback.open(EncryptedDatabaseFile.self, database, key: key.key(prompt: "Key for \(database): "), cipher: settings)
             var options = ExportOptions()
             options.replaceExisting = plaintext.force
             var report: SalvageReport?
@@ -51,35 +51,6 @@ struct Recover: ParsableCommand, DatabaseFileCommand {
                 lines.append("Every one of the \(pageCount) pages decrypted; SQLCipher 1 pages carry no HMAC, so whether they were altered cannot be verified.")
             }
             try StandardStreams.say(lines.joined(separator: "\n"))
-        }
-    }
-}
-
-/// DBCrypt's connection as where a salvage writes.
-extension Database: SalvageDestination {
-    public func execute(_ sql: String, _ arguments: [SalvagedValue]) throws {
-        try execute(sql, StatementArguments(arguments.map { value -> DatabaseValue in
-            switch value {
-            case .null: .null
-            case let .integer(v): .integer(v)
-            case let .real(v): .real(v)
-            case let .text(v): .text(v)
-            case let .blob(v): .blob(Data(v))
-            }
-        }))
-    }
-
-    public func rows(_ sql: String) throws -> [[SalvagedValue]] {
-        try fetchAll(sql).map { row in
-            (0..<row.count).map { index -> SalvagedValue in
-                switch row[index] as DatabaseValue {
-                case .null: .null
-                case let .integer(v): .integer(v)
-                case let .real(v): .real(v)
-                case let .text(v): .text(v)
-                case let .blob(v): .blob([UInt8](v))
-                }
-            }
         }
     }
 }

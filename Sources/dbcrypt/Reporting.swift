@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptCore
 import DBCryptKeyStore
 import DBCryptSeal
 import Foundation
@@ -74,6 +75,8 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
     switch error {
     case let DatabaseError.fileNotFound(path):
         missingDatabaseSentence(path)
+    case let DatabaseError.databaseInUse(path):
+        SQLiteLocks.holder(of: path).map { "\(path) is in use (\($0)): close every program that has it open, then try again." } ?? error.description
     case let DatabaseError.destinationExists(path):
         "\(path) already exists: choose another output, or pass --force to replace it."
     case let DatabaseError.damaged(path, reason) where LogState(path).hasFrames:
@@ -105,6 +108,12 @@ func missingDatabaseSentence(_ path: String, createOption: String? = nil) -> Str
     }
     guard let createOption else { return "No database at \(path): check the path." }
     return "No database at \(path): check the path, or pass \(createOption) to make a new one."
+}
+
+/// Says on stderr that a stopped process's transaction in `path` was rolled
+/// back before a command that only reads it.
+func noteRolledBack(_ path: String) {
+    printError("note: rolled back a transaction that a stopped process left unfinished in \(path).")
 }
 
 /// `dbcrypt: message` on stderr, on one line, with whatever it quotes that

@@ -23,8 +23,22 @@ package enum PageReaderFallback {
         !hasOtherHashes(cipher) || ((try? CipherInfo.linked().supports(.hmacAlgorithm)) ?? false)
     }
 
-    private static func hasOtherHashes(_ cipher: CipherSettings) -> Bool {
+    /// Whether `cipher` names hashes other than its format's.
+    static func hasOtherHashes(_ cipher: CipherSettings) -> Bool {
         cipher.kdfHash != nil || cipher.hmacHash != nil || !cipher.usesHMAC
+    }
+
+    /// Options that open an existing file with `cipher` through the linked
+    /// SQLCipher: its hashes only where the engine reads them (on 3.4.1 they
+    /// are dropped; the page reader reads them).
+    package static func linkedOptions(_ cipher: CipherSettings) -> Database.Options {
+        var options = Database.Options()
+        options.create = false
+        options.cipher = cipher
+        if !linkedReadsHashes(of: cipher) {
+            (options.cipher.kdfHash, options.cipher.hmacHash, options.cipher.usesHMAC) = (nil, nil, true)
+        }
+        return options
     }
 
     /// Whether the linked SQLCipher's `error` may mean settings only the page
@@ -42,16 +56,17 @@ package enum PageReaderFallback {
 
     /// `path` opened with `reader`: with `cipher` unless it is a standard
     /// format as it comes (then every standard one is tried), and its salt.
-    /// A wrong key is `linkedError` when the linked SQLCipher said so first,
-    /// else ``DatabaseError/wrongKeyOrNotADatabase(path:)``, in the words of every routine.
-    static func open(_ reader: any PageReading.Type, _ path: String, key: DatabaseKey, cipher: CipherSettings,
-                     linkedError: DatabaseError?) throws -> any PageReading {
+    /// A wrong key (``PageReading/isWrongKey(_:)``) is `linkedError` when the
+    /// linked SQLCipher said so first, else ``DatabaseError/wrongKeyOrNotADatabase(path:)``,
+    /// in the words of every routine; a salt missing or wrong is the reader's own error.
+    package static func open<Reader: PageReading>(_ reader: Reader.Type, _ path: String, key: DatabaseKey, cipher: CipherSettings,
+                                                  linkedError: DatabaseError? = nil) throws -> Reader {
         var standard = cipher
         standard.salt = nil
         let settings = [CipherSettings.sqlcipher4, .sqlcipher3].contains(standard) ? nil : cipher
         do {
             return try reader.init(path: path, key: key, settings: settings, salt: cipher.salt)
-        } catch let error as any DBCryptError where error.category == .wrongKey {
+        } catch where reader.isWrongKey(error) {
             throw linkedError ?? DatabaseError.wrongKeyOrNotADatabase(path: path)
         }
     }

@@ -16,8 +16,37 @@ public protocol PageReading: AnyObject {
     ///   when no setting opens the file with this key.
     init(path: String, key: DatabaseKey, settings: CipherSettings?, salt: [UInt8]?) throws
 
+    /// Whether `error`, thrown by ``init(path:key:settings:salt:)``, says
+    /// that no page opens with the key (or that the file is too short to be a
+    /// database), rather than that a salt is missing or wrong.
+    static func isWrongKey(_ error: any Error) -> Bool
+
     /// The settings the file was written with.
     var settings: CipherSettings { get }
+
+    /// The salt its pages were written with (from its first 16 bytes, or as given).
+    var salt: [UInt8] { get }
+
+    /// Pages in the file, the last one counted even when the file ends inside it.
+    var pageCount: Int { get }
+
+    /// Checks the HMAC of every page of the file and every frame of the log
+    /// beside it, and names each damaged one.
+    ///
+    /// - throws: an error whose category is ``DBCryptErrorCategory/storage``
+    ///   for a file that cannot be read, or ``DBCryptErrorCategory/cancelled``.
+    func verify(progress: (@Sendable (JobProgress) -> Void)?, cancellation: JobCancellation?) throws -> VerificationReport
+
+    /// Writes a copy at `output` (which must not exist, or be empty) whose
+    /// page 1 keeps its first `plaintextHeaderSize` bytes in the clear, or
+    /// with 0 the standard layout, salt in front; same key, same salt.
+    ///
+    /// - returns: the copy's settings.
+    /// - throws: an error whose category is ``DBCryptErrorCategory/damaged``
+    ///   for pages that do not authenticate; others for a `-wal` with
+    ///   frames, and for files that cannot be read or written.
+    func convertHeader(to output: String, plaintextHeaderSize: Int, progress: (@Sendable (JobProgress) -> Void)?,
+                       cancellation: JobCancellation?) throws -> CipherSettings
 
     /// Writes the database as a plaintext SQLite file at `output`, which
     /// must not exist or be empty, every page authenticated.

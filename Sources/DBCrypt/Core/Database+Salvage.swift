@@ -1,0 +1,36 @@
+import Foundation
+
+/// DBCrypt's connection as where a salvage writes.
+extension Database: SalvageDestination {
+    /// Runs `sql` with the salvaged values bound to its `?` parameters.
+    ///
+    /// - throws: ``DatabaseError`` as ``execute(_:_:)`` does.
+    public func execute(_ sql: String, _ arguments: [SalvagedValue]) throws {
+        try execute(sql, StatementArguments(arguments.map { value -> DatabaseValue in
+            switch value {
+            case .null: .null
+            case let .integer(v): .integer(v)
+            case let .real(v): .real(v)
+            case let .text(v): .text(v)
+            case let .blob(v): .blob(Data(v))
+            }
+        }))
+    }
+
+    /// Every row `sql` returns, each as its columns' values.
+    ///
+    /// - throws: ``DatabaseError`` as ``fetchAll(_:_:)`` does.
+    public func rows(_ sql: String) throws -> [[SalvagedValue]] {
+        try fetchAll(sql).map { row in
+            (0..<row.count).map { index -> SalvagedValue in
+                switch row[index] as DatabaseValue {
+                case .null: .null
+                case let .integer(v): .integer(v)
+                case let .real(v): .real(v)
+                case let .text(v): .text(v)
+                case let .blob(v): .blob([UInt8](v))
+                }
+            }
+        }
+    }
+}
