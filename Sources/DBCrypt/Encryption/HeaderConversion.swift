@@ -20,7 +20,7 @@ extension DatabaseEncryption {
     ///   wrong); ``DatabaseError/verificationFailed(path:reason:)``; and
     ///   what replacing a file throws.
     public static func convertHeader(_ path: String, key: DatabaseKey, cipher: CipherSettings = .sqlcipher4, plaintextHeaderSize: Int,
-                                     to output: String? = nil, options: ExportOptions) throws -> [UInt8]? {
+                                     to output: String? = nil, options: ExportOptions = ExportOptions()) throws -> [UInt8]? {
         guard let reader = options.pageReader else {
             throw DatabaseError.misuse(reason: "converting a header needs ExportOptions.pageReader (SQLCipherFormat's EncryptedDatabaseFile.self)")
         }
