@@ -95,9 +95,9 @@ final class BadValueTests: XCTestCase {
         }
         XCTAssertThrowsError(try CipherSettings(.sqlcipher4, kdfIterations: Int(Int32.max) + 1).validate())
         var options = Database.Options()
-        options.busyTimeout = .infinity
+        options.busyTimeout = .seconds(Int64.max)
         XCTAssertNoThrow(try Database.inMemory(options: options))
-        options.busyTimeout = .nan
+        options.busyTimeout = .seconds(-1)
         XCTAssertNoThrow(try Database.inMemory(options: options))
     }
 }

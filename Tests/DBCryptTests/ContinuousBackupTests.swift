@@ -204,7 +204,7 @@ final class ContinuousBackupTests: XCTestCase {
     func testAPoolBesideAnotherProcesssBackupDoesNotWaitForItInEveryCommit() throws {
         let dir = try makeTemporaryDirectory(self)
         var options = Database.Options()
-        options.busyTimeout = 30
+        options.busyTimeout = .seconds(30)
         let pool = try DatabasePool(path: dir.appendingPathComponent("app.db").path, key: key, options: options)
         try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
         var backupOptions = ContinuousBackup.Options()
@@ -229,7 +229,7 @@ final class ContinuousBackupTests: XCTestCase {
     func testAPoolsBackupDoesNotWaitForAnotherConnectionsReadInEveryCommit() throws {
         let dir = try makeTemporaryDirectory(self)
         var options = Database.Options()
-        options.busyTimeout = 30
+        options.busyTimeout = .seconds(30)
         let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("destination").path)
         var manual = ContinuousBackup.Options()
         manual.interval = .seconds(3600)

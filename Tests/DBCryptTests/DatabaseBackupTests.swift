@@ -107,7 +107,7 @@ final class DatabaseBackupTests: XCTestCase {
         }
         XCTAssertTrue(waitUntil(timeout: 10) { commits.withLock { $0 } > 20 }, "the writer does not commit")
         var options = ExportOptions()
-        options.busyTimeout = 2
+        options.busyTimeout = .seconds(2)
         for round in 0..<3 {
             let before = commits.withLock { $0 }
             let copy = dir.appendingPathComponent("copy-\(round).db").path
@@ -401,7 +401,7 @@ final class DatabaseBackupTests: XCTestCase {
 
     private var noWaiting: Database.Options {
         var options = Database.Options()
-        options.busyTimeout = 0
+        options.busyTimeout = .seconds(0)
         return options
     }
 

@@ -103,7 +103,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
         let writer = try Database(path: plain)
         try writer.execute("BEGIN IMMEDIATE; INSERT INTO audit VALUES (0, 'pending')")
         var options = ExportOptions()
-        options.busyTimeout = 0.2
+        options.busyTimeout = .milliseconds(200)
         try assertRefused(.databaseInUse(path: plain)) { try DatabaseEncryption.migrateInPlace(plain, key: key, options: options) }
         try writer.execute("ROLLBACK")
     }
@@ -115,7 +115,7 @@ final class DatabaseEncryptionErrorTests: XCTestCase {
         let cursor = try reader.query("SELECT * FROM note")
         _ = try cursor.next()
         var options = ExportOptions()
-        options.busyTimeout = 0.2
+        options.busyTimeout = .milliseconds(200)
         try assertRefused(.databaseInUse(path: wal)) { try DatabaseEncryption.migrateInPlace(wal, key: key, options: options) }
         _ = cursor
     }

@@ -133,7 +133,7 @@ final class DatabaseQueueTests: XCTestCase {
         }
         XCTAssertNil(released)
         var options = Database.Options()
-        options.busyTimeout = 0
+        options.busyTimeout = .seconds(0)
         XCTAssertNoThrow(try Database(path: path, key: key, options: options).execute("INSERT INTO t VALUES (1, 1)"))
     }
 
@@ -184,7 +184,7 @@ final class DatabaseQueueTests: XCTestCase {
             let path = try makeTemporaryDirectory(self).appendingPathComponent("snapshot.db").path
             var options = Database.Options()
             options.journalMode = mode
-            options.busyTimeout = 10
+            options.busyTimeout = .seconds(10)
             let raw = try DatabaseKey(rawKey: [UInt8](repeating: 4, count: 32))
             let reader = try DatabaseQueue(path: path, key: raw, options: options)
             let writer = try DatabaseQueue(path: path, key: raw, options: options)

@@ -137,10 +137,10 @@ final class DatabaseTransactionsTests: XCTestCase {
             let path = try makeTemporaryDirectory(self).appendingPathComponent("\(mode).db").path
             var options = Database.Options()
             options.journalMode = mode
-            options.busyTimeout = 5
+            options.busyTimeout = .seconds(5)
             let first = try Database(path: path, options: options)
             var shortWait = options
-            shortWait.busyTimeout = 0.05
+            shortWait.busyTimeout = .milliseconds(50)
             let second = try Database(path: path, options: shortWait)
             try first.execute("CREATE TABLE t(a)")
             try first.execute("BEGIN IMMEDIATE")

@@ -94,7 +94,7 @@ final class ExclusiveAccessTests: XCTestCase {
         XCTAssertEqual(String(decoding: output.fileHandleForReading.availableData, as: UTF8.self), "1\n")
 
         var exclusive = options
-        exclusive.busyTimeout = 0.2
+        exclusive.busyTimeout = .milliseconds(200)
         XCTAssertThrowsError(try DatabasePool(path: path, key: .named(passphrase), options: exclusive)) { error in
             XCTAssertEqual(error as? DatabaseError, .databaseInUse(path: path))
         }
@@ -154,7 +154,7 @@ final class ExclusiveAccessTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(reported, 1500, String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))
 
         var quick = Database.Options()
-        quick.busyTimeout = 0.1
+        quick.busyTimeout = .milliseconds(100)
         XCTAssertThrowsError(try Database(path: path, key: .named(passphrase), options: quick),
                              "this process opened the file while the helper had it exclusively") { error in
             XCTAssertEqual(error as? DatabaseError, .databaseInUse(path: path))

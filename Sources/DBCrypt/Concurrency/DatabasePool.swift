@@ -163,7 +163,7 @@ public final class DatabasePool: @unchecked Sendable {
             guard let self else { throw DatabaseError.connectionClosed }
             return try self.openCheckpointingConnection()
         }
-        checkpointer.writerBusyTimeout = Int32(clamping: Int(max(0, min(writerOptions.busyTimeout, 86_400)) * 1000))
+        checkpointer.writerBusyTimeout = min(writerOptions.busyTimeout, .seconds(86_400)).busyTimeoutMilliseconds
         try Self.keepTheWALBounded(writer, checkpointer: checkpointer)
         // The backup always holds a read: a commit must not wait for it to
         // restart the WAL; the backup ships what is left and lets go instead.

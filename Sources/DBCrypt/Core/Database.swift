@@ -308,7 +308,7 @@ public final class Database {
         }
         if options.exclusiveToThisProcess { connection.exclusiveFile = FileIdentity(path) }
         sqlite3_extended_result_codes(handle, 1)
-        connection.busyTimeoutMilliseconds = Self.milliseconds(options.busyTimeout)
+        connection.busyTimeoutMilliseconds = options.busyTimeout.busyTimeoutMilliseconds
         sqlite3_busy_timeout(handle, connection.busyTimeoutMilliseconds)
         if options.pollsWhileBusy { connection.pollWhileBusy(handle) }
         if let trace = options.trace { connection.installTrace(trace) }
@@ -335,14 +335,6 @@ public final class Database {
             throw error
         }
         return connection
-    }
-
-    /// `seconds` as SQLite's busy timeout: whole milliseconds, 0 for a
-    /// negative or NaN value, at most `Int32.max`.
-    private static func milliseconds(_ seconds: Double) -> Int32 {
-        let value = seconds * 1000
-        guard value > 0 else { return 0 }
-        return value < Double(Int32.max) ? Int32(value) : Int32.max
     }
 
     /// Opens a private in-memory database, keyed when `key` is given.
@@ -533,5 +525,16 @@ public final class Database {
     /// Whether a transaction is open on this connection.
     public var isInsideTransaction: Bool {
         (try? connection.open()).map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+}
+
+extension Duration {
+    /// The duration as SQLite's busy timeout: whole milliseconds, 0 for a
+    /// negative one, at most `Int32.max`.
+    var busyTimeoutMilliseconds: Int32 {
+        let (seconds, attoseconds) = components
+        guard self > .zero else { return 0 }
+        guard seconds < Int64(Int32.max / 1000) else { return Int32.max }
+        return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -6,7 +6,7 @@ extension Database {
     /// ```swift
     /// var options = Database.Options()
     /// options.journalMode = .wal
-    /// options.busyTimeout = 5
+    /// options.busyTimeout = .seconds(5)
     /// let db = try Database(path: "notes.db", key: key, options: options)
     /// ```
     public struct Options: Sendable {
@@ -14,9 +14,10 @@ extension Database {
         public var readOnly = false
         /// Create the file when it does not exist. Default: true; ignored when read-only.
         public var create = true
-        /// How long, in seconds, to retry when another connection holds a lock
-        /// before failing with `SQLITE_BUSY`. Default: 5.
-        public var busyTimeout: Double = 5
+        /// How long to retry when another connection holds a lock before
+        /// failing with `SQLITE_BUSY`, to the millisecond; none when zero or
+        /// negative. Default: 5 seconds.
+        public var busyTimeout: Duration = .seconds(5)
         /// Wait for a lock by trying every millisecond, not with SQLite's
         /// growing sleeps (BusyPolling.swift): for a connection that must get
         /// a shared lock beside a writer that never pauses.

@@ -23,9 +23,9 @@ public struct ExportOptions: Sendable {
     /// from any thread: the routine stops, removes what it wrote and throws
     /// ``DatabaseError/cancelled``, leaving the source untouched.
     public var cancellation: JobCancellation?
-    /// How long, in seconds, to wait for another connection to release the
-    /// source before failing with ``DatabaseError/databaseInUse(path:)``. Default: 2.
-    public var busyTimeout: Double = 2
+    /// How long to wait for another connection to release the source before
+    /// failing with ``DatabaseError/databaseInUse(path:)``. Default: 2 seconds.
+    public var busyTimeout: Duration = .seconds(2)
     /// A reader that needs no SQLCipher (SQLCipherFormat's
     /// `EncryptedDatabaseFile.self`), for ``DatabaseEncryption/decrypt(_:key:cipher:to:options:)``
     /// to fall back on when the linked SQLCipher cannot open the file. Default: nil, none.
