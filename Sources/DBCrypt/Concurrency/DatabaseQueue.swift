@@ -58,29 +58,13 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Notices other connections' commits for observations that ask;
     /// set once, at the end of `init`.
     private(set) var otherConnections: OtherConnectionsPoller!
-    /// How many observations are registered, for tests.
-    var observationCount: Int { observations.count }
-    /// Whether some observation has other connections' commits checked for, for tests.
-    var isCheckingOtherProcesses: Bool { otherConnections.isPolling }
 
     // MARK: - Observation
 
-    /// The values of `fetch` as an `AsyncSequence`, each fetched on the queue in one read transaction:
-    /// see ``DatabaseReader/observe(checkingOtherProcessesEvery:_:)``.
-    public func observe<T: Sendable>(
-        checkingOtherProcessesEvery interval: Duration? = nil, _ fetch: @escaping @Sendable (Database) throws -> T
-    ) -> AsyncThrowingStream<T, Error> {
-        observing(fetch, every: interval, isDuplicate: nil)
-    }
-
-    /// As ``observe(checkingOtherProcessesEvery:_:)``, without a value equal
-    /// to the one before it when `removingDuplicates` is true.
-    public func observe<T: Sendable & Equatable>(
-        removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration? = nil,
-        _ fetch: @escaping @Sendable (Database) throws -> T
-    ) -> AsyncThrowingStream<T, Error> {
-        let isDuplicate: (@Sendable (T, T) -> Bool)? = removingDuplicates ? { @Sendable (a: T, b: T) -> Bool in a == b } : nil
-        return observing(fetch, every: interval, isDuplicate: isDuplicate)
+    /// ``DatabaseReader/observe(checkingOtherProcessesEvery:removingDuplicatesBy:_:)``, fetching on the queue.
+    public func observe<T: Sendable>(checkingOtherProcessesEvery interval: Duration?, removingDuplicatesBy isDuplicate: (@Sendable (T, T) -> Bool)?,
+                                     _ fetch: @escaping @Sendable (Database) throws -> T) -> AsyncThrowingStream<T, Error> {
+        observing(fetch, every: interval, isDuplicate: isDuplicate)
     }
 
     /// Installs the hooks on the queue, then calls `then`. Cached statements

@@ -51,21 +51,37 @@ public protocol DatabaseReader: AnyObject, Sendable {
     /// costs a lock and a look at the WAL index or file header, and no
     /// page read.
     ///
+    /// With `isDuplicate`, a value it calls a duplicate of the one before
+    /// it is not delivered.
+    ///
     /// ```swift
     /// for try await count in pool.observe({ db in try db.fetchScalar(Int.self, "SELECT count(*) FROM note") }) {
     ///     print(count)
     /// }
     /// ```
     func observe<T: Sendable>(
-        checkingOtherProcessesEvery interval: Duration?, _ fetch: @escaping @Sendable (Database) throws -> T
+        checkingOtherProcessesEvery interval: Duration?, removingDuplicatesBy isDuplicate: (@Sendable (T, T) -> Bool)?,
+        _ fetch: @escaping @Sendable (Database) throws -> T
     ) -> AsyncThrowingStream<T, Error>
+}
+
+extension DatabaseReader {
+    /// The values of `fetch` after each commit that changed what it read:
+    /// see ``observe(checkingOtherProcessesEvery:removingDuplicatesBy:_:)``.
+    public func observe<T: Sendable>(
+        checkingOtherProcessesEvery interval: Duration? = nil, _ fetch: @escaping @Sendable (Database) throws -> T
+    ) -> AsyncThrowingStream<T, Error> {
+        observe(checkingOtherProcessesEvery: interval, removingDuplicatesBy: nil, fetch)
+    }
 
     /// As ``observe(checkingOtherProcessesEvery:_:)``, without a value equal
     /// to the one before it when `removingDuplicates` is true.
-    func observe<T: Sendable & Equatable>(
-        removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration?,
+    public func observe<T: Sendable & Equatable>(
+        removingDuplicates: Bool, checkingOtherProcessesEvery interval: Duration? = nil,
         _ fetch: @escaping @Sendable (Database) throws -> T
-    ) -> AsyncThrowingStream<T, Error>
+    ) -> AsyncThrowingStream<T, Error> {
+        observe(checkingOtherProcessesEvery: interval, removingDuplicatesBy: removingDuplicates ? { @Sendable (a: T, b: T) -> Bool in a == b } : nil, fetch)
+    }
 }
 
 /// What also writes: a ``DatabaseQueue`` or a ``DatabasePool``. Code that
@@ -115,8 +131,13 @@ protocol ObservationHost: AnyObject, Sendable {
 }
 
 extension ObservationHost {
-    /// The observation behind both `observe` methods: `isDuplicate` tells a
-    /// value not to deliver after the one before it.
+    /// How many observations are registered, for tests.
+    var observationCount: Int { observations.count }
+    /// Whether some observation has other connections' commits checked for, for tests.
+    var isCheckingOtherProcesses: Bool { otherConnections.isPolling }
+
+    /// The observation behind `observe`: `isDuplicate` tells a value not to
+    /// deliver after the one before it.
     func observing<T: Sendable>(
         _ fetch: @escaping @Sendable (Database) throws -> T, every interval: Duration?, isDuplicate: (@Sendable (T, T) -> Bool)?
     ) -> AsyncThrowingStream<T, Error> {
