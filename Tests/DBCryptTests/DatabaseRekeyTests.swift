@@ -28,8 +28,8 @@ final class DatabaseRekeyTests: XCTestCase {
         let db = try Database(path: path)
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('plain')")
         XCTAssertThrowsError(try db.changeKey(to: .named("k"))) { error in
-            XCTAssertEqual(error as? DatabaseError, .rekeyNotEncrypted)
-            XCTAssertTrue("\(error)".contains("encrypt it"))
+            XCTAssertEqual(error as? DatabaseError, .notEncrypted(path: path))
+            XCTAssertTrue("\(error)".contains("migrate it to an encrypted database"))
         }
         db.close()
         XCTAssertEqual(try fileHeader(path), SQLiteHeader.magic)

@@ -525,14 +525,14 @@ public final class DatabasePool: @unchecked Sendable {
     /// once for it and the readers. Every read that begins after it returns
     /// uses the new key. On failure the pool goes on with the old key.
     ///
-    /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a pool opened without
+    /// - throws: ``DatabaseError/notEncrypted(path:)`` for a pool opened without
     ///   a key, ``DatabaseError/reentrantQueueAccess``, ``DatabaseError/connectionClosed``,
     ///   and the errors of the routine.
     public func changeKey(to newKey: DatabaseKey, newCipher: CipherSettings? = nil) throws {
         try HeldQueues.checkWriterIsFree(self)
         try writerQueue.sync {
             guard !writer.isClosed else { throw DatabaseError.connectionClosed }
-            guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.rekeyNotEncrypted }
+            guard let currentCipher = writer.cipher, let currentKey = readerKey else { throw DatabaseError.notEncrypted(path: path) }
             guard continuousBackup == nil else {
                 throw DatabaseError.misuse(reason: "the continuous backup is authenticated with the current key: close the pool, change the key, and start a backup to a new destination")
             }

@@ -96,8 +96,6 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
 
     // MARK: - Using a connection
 
-    /// ``Database/changeKey(to:)`` was called on a database that is not encrypted.
-    case rekeyNotEncrypted
     /// The connection was closed.
     case connectionClosed
     /// A ``DatabaseQueue`` or ``DatabasePool`` was called from inside one of
@@ -228,8 +226,6 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
             return "The write-ahead log \(path)-wal does not decrypt with the key that opens \(path): it belongs to another database, or is damaged. Nothing was changed: move it away (the database then opens as it was before that log), or put the right log beside it."
         case let .unfinishedTransaction(path):
             return "\(path) has a transaction that a stopped process left unfinished (in \(path)-journal or -wal), and only a connection with write access can roll it back: open it once with write access, then try again."
-        case .rekeyNotEncrypted:
-            return "The database is not encrypted, and changing its key would leave it plaintext: encrypt it with the encryption routines first."
         case .connectionClosed:
             return "The database connection is closed."
         case .reentrantQueueAccess:
@@ -319,7 +315,7 @@ extension DatabaseError: DBCryptError {
         case .permissionDenied, .cannotOpen, .databaseInUse, .insufficientSpace, .diskFull, .verificationFailed, .ownershipNotKept,
              .uncheckpointedReadOnlySource, .fileSizeLimit, .unfinishedTransaction, .lockUpgradeRefused: .storage
         case .notSQLCipher, .unsupportedCipherSetting: .unsupported
-        case .notEncrypted, .isDirectory, .sourceNotPlaintext, .destinationIsSource, .hardLinked, .rekeyNotEncrypted, .connectionClosed,
+        case .notEncrypted, .isDirectory, .sourceNotPlaintext, .destinationIsSource, .hardLinked, .connectionClosed,
              .reentrantQueueAccess, .misuse, .columnNotFound, .typeMismatch, .invalidArguments, .decodingFailed, .missingPrimaryKey,
              .recordEncodingFailed: .misuse
         case .sqlite:

@@ -8,11 +8,11 @@ extension Database {
     /// the file plaintext, so this refuses a connection opened without a key:
     /// encrypt a plaintext database with the encryption routines instead.
     ///
-    /// - throws: ``DatabaseError/rekeyNotEncrypted`` for a connection opened
+    /// - throws: ``DatabaseError/notEncrypted(path:)`` for a connection opened
     ///   without a key, ``DBCryptCore/CipherError/invalidKey(reason:)`` for an empty new
     ///   key, or the ``DatabaseError`` SQLite reports.
     public func changeKey(to newKey: DatabaseKey) throws {
-        guard isEncrypted else { throw DatabaseError.rekeyNotEncrypted }
+        guard isEncrypted else { throw DatabaseError.notEncrypted(path: path) }
         guard !newKey.isEmpty else {
             throw CipherError.invalidKey(reason: "it is empty, and an empty key would not decrypt the database")
         }
