@@ -76,7 +76,7 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
         missingDatabaseSentence(path)
     case let DatabaseError.destinationExists(path):
         "\(path) already exists: choose another output, or pass --force to replace it."
-    case let DatabaseError.damaged(path, reason) where LogState(path).hasFrames:
+    case let DatabaseError.damaged(path, reason) where WriteAheadLogFile.hasFrames(besideDatabaseAt: path):
         "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
     case let DatabaseError.damagedWriteAheadLog(path, reason):
         "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
