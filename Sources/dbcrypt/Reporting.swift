@@ -86,6 +86,8 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
         "\(error.description) On the command line, give it with --salt HEX."
     case let BackupError.noBackup(location):
         "\(location) holds no backup: start one with dbcrypt backup --continuous."
+    case let BackupError.notAReceipt(path):
+        "\(path) is not a receipt: give the file dbcrypt backup --continuous --receipt wrote."
     case let KeyStoreError.notFound(store, item) where store == ServiceCredentials().name:
         "There is no credential \(item) in $CREDENTIALS_DIRECTORY: give it with LoadCredential=\(item):PATH in the service's unit, or check the name."
     case let KeyStoreError.notFound(store, item):
