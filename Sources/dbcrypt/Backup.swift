@@ -76,20 +76,17 @@ struct SnapshotBackupCommand: ParsableCommand {
             options.replaceExisting = force
             let written = current.flatMap { newCipher.settings(current: $0) }
             options.progress = ProgressBar.callback(label: "Backing up", pageSize: (written ?? current ?? .sqlcipher4).effectivePageSize)
-            if plaintext {
-                try queue.backup(to: output, key: .plaintext, options: options)
-                try StandardStreams.say("Backed up \(database) to \(output), in plaintext.")
-            } else if newKey.isGiven {
-                let replacement = try newKey.newKey(prompt: "Key for the copy \(output): ")
-                try replacement.using(inUse: { opens(output, with: $0, cipher: newCipher.settings(current: current ?? .sqlcipher4) ?? current ?? .sqlcipher4) }) { copyKey in
-                    try queue.backup(to: output, key: .using(copyKey), cipher: newCipher.settings(current: current ?? .sqlcipher4), options: options)
-                }
-                let keptIn = replacement.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
-                try StandardStreams.say("Backed up \(database) to \(output)\(keptIn).")
-            } else {
-                try queue.backup(to: output, options: options)
-                try StandardStreams.say("Backed up \(database) to \(output)\(current == nil ? ", in plaintext as it is" : " under its own key").")
+            let copyCipher = newCipher.settings(current: current ?? .sqlcipher4)
+            let replacement = newKey.isGiven ? try newKey.newKey(prompt: "Key for the copy \(output): ") : nil
+            try removingOnFailure(replacement?.madeIn, inUse: { replacement.map { opens(output, with: $0.key, cipher: copyCipher ?? current ?? .sqlcipher4) } ?? true }) {
+                let encryption: BackupEncryption = if let replacement { .using(replacement.key) } else if plaintext { .plaintext } else { .sameAsDatabase }
+                try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options)
             }
+            let how = if plaintext { ", in plaintext" }
+                else if let made = replacement?.madeIn { ", under a new key kept in \(made.store.name) as \(made.name)" }
+                else if replacement != nil { "" }
+                else { current == nil ? ", in plaintext as it is" : " under its own key" }
+            try StandardStreams.say("Backed up \(database) to \(output)\(how).")
         }
     }
 }

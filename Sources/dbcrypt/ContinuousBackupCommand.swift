@@ -77,11 +77,8 @@ struct ContinuousBackupCommand: ParsableCommand {
         if let interval { options.interval = .milliseconds(Int64(interval * 1000)) }
         if let snapshotEvery { options.snapshotInterval = .milliseconds(Int64(snapshotEvery * 1000)) }
         if let keep { options.retention = .milliseconds(Int64(keep * 1000)) }
-        let receiptPath = receipt
-        options.shipped = { commit in
-            Self.report(commit)
-            if let receiptPath { Self.keep(commit.receipt, at: receiptPath) }
-        }
+        options.receiptPath = receipt
+        options.shipped = { Self.report($0) }
         let stop = DispatchSemaphore(value: 0)
         options.failed = { error in
             // The database replaced ends the backup: stop() says so, and the status is not 0.
@@ -89,6 +86,8 @@ struct ContinuousBackupCommand: ParsableCommand {
                 stop.signal()
                 return
             }
+            // A receipt not written is said; the backup goes on.
+            if case BackupError.receiptNotWritten = error { return printError("\(error)") }
             printError("\(error) Trying again in \(interval ?? 1) s.")
         }
         let storage = try DirectoryBackupStorage(path: destination)
@@ -104,17 +103,6 @@ struct ContinuousBackupCommand: ParsableCommand {
         }
         stop.wait()
         try backup.stop()
-    }
-
-    /// Writes `receipt` to `path` whole or not at all, as the routines
-    /// replace a file (a sibling file, flushed, renamed over it, the folder
-    /// flushed). A failure is said, and the backup goes on.
-    private static func keep(_ receipt: BackupReceipt, at path: String) {
-        do {
-            try SiblingFile.replace(path, with: Data((receipt.description + "\n").utf8))
-        } catch {
-            printError("The receipt of commit \(receipt.commit) could not be written to \(path): \(error.reason).")
-        }
     }
 
     private static func report(_ commit: ContinuousBackup.ShippedCommit) {

@@ -137,33 +137,23 @@ struct StoreOptions: ParsableArguments {
             let dbKey = try databaseKey.keyIfNeeded(for: database, format: format)
             var options = cipher.databaseOptions()
             options.readOnly = !writes
-            let queue = try namingDamage(of: database) {
-                do {
-                    return try DatabaseQueue(path: database, key: dbKey, options: options)
-                } catch DatabaseError.unfinishedTransaction where !writes {
-                    // Rolled back first where this process may, as check and info do.
-                    try openForReading(database, key: dbKey, options: options).close()
-                    return try DatabaseQueue(path: database, key: dbKey, options: options)
-                }
-            }
-            try closing(database, close: queue.close, closeWithoutCheckpoint: queue.closeWithoutCheckpoint) {
-                var value: Data?
-                if entry != nil {
+            let initialEntry = entry.map { entry in
+                (name: entry, value: {
                     if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
-                    value = try StandardStreams.readInput()
+                    return try StandardStreams.readInput()
+                })
+            }
+            do {
+                try namingDamage(of: database) {
+                    try SealedStore.withStore(named: name, inDatabaseAt: database, key: dbKey, options: options, create: create,
+                                              initialEntry: initialEntry, rolledBack: { noteRolledBack(database) },
+                                              credential: { isNew, storeExists, use in
+                        let (credential, madeKey) = try storeKey.credential(store: name, isNew: isNew)
+                        try removingOnFailure(madeKey?.madeIn, inUse: storeExists) { try use(credential) }
+                    }, body)
                 }
-                let exists = try SealedStore.exists(name, in: queue)
-                guard exists || create else {
-                    throw CLIError("\(database) has no sealed store named \"\(name)\": check --store, or make it with kv set --create.")
-                }
-                let (credential, madeKey) = try storeKey.credential(store: name, isNew: !exists)
-                let initialWrite = value.map { value in { (entries: SealedStore.Entries) in try entries.set(value, for: entry!) } }
-                try removingOnFailure(madeKey?.madeIn, inUse: { (try? SealedStore.exists(name, in: queue)) ?? true }) {
-                    let sealed = try namingDamage(of: database) {
-                        try SealedStore(queue, name: name, credential: credential, create: create, initialWrite: initialWrite)
-                    }
-                    try namingDamage(of: database) { try body(sealed) }
-                }
+            } catch SealError.noSuchStore(name) where !create {
+                throw CLIError("\(database) has no sealed store named \"\(name)\": check --store, or make it with kv set --create.")
             }
         }
     }

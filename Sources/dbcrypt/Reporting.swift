@@ -79,7 +79,7 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
         SQLiteLocks.holder(of: path).map { "\(path) is in use (\($0)): close every program that has it open, then try again." } ?? error.description
     case let DatabaseError.destinationExists(path):
         "\(path) already exists: choose another output, or pass --force to replace it."
-    case let DatabaseError.damaged(path, reason) where LogState(path).hasFrames:
+    case let DatabaseError.damaged(path, reason) where WriteAheadLogFile.hasFrames(besideDatabaseAt: path):
         "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
     case let DatabaseError.damagedWriteAheadLog(path, reason):
         "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
@@ -89,6 +89,8 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
         "\(error.description) On the command line, give it with --salt HEX."
     case let BackupError.noBackup(location):
         "\(location) holds no backup: start one with dbcrypt backup --continuous."
+    case let BackupError.notAReceipt(path):
+        "\(path) is not a receipt: give the file dbcrypt backup --continuous --receipt wrote."
     case let KeyStoreError.notFound(store, item) where store == ServiceCredentials().name:
         "There is no credential \(item) in $CREDENTIALS_DIRECTORY: give it with LoadCredential=\(item):PATH in the service's unit, or check the name."
     case let KeyStoreError.notFound(store, item):

@@ -1,6 +1,5 @@
 import ArgumentParser
 import DBCrypt
-import DBCryptCore
 import Foundation
 
 /// `dbcrypt restore`: a database rebuilt from a continuous backup.
@@ -63,7 +62,7 @@ struct Restore: ParsableCommand {
                 throw CLIError("No backup directory at \(destination): give the directory dbcrypt backup --continuous wrote.")
             }
             let target: ContinuousBackup.RestoreTarget = if let commit { .commit(commit) } else if let at { .time(Self.time(at)!) } else { .latest }
-            let receipt = try expectAtLeast.map(Self.receipt(at:))
+            let receipt = try expectAtLeast.map(BackupReceipt.init(contentsOf:))
             let databaseKey = try key.key(prompt: "Key for the database backed up in \(destination): ")
             var options = ExportOptions()
             options.replaceExisting = force
@@ -76,21 +75,6 @@ struct Restore: ParsableCommand {
             if let skipped = restored.skipped { printError("note: \(skipped).") }
             try StandardStreams.say("Restored commit \(restored.commit), shipped at \(ISO8601DateFormatter().string(from: restored.time)), from \(destination) to \(output).")
         }
-    }
-
-    /// The receipt in the file at `path`.
-    static func receipt(at path: String) throws -> BackupReceipt {
-        let text: String
-        do {
-            let reader = try FileReader(path: path)
-            text = String(decoding: try reader.read(Int(min(reader.size, 4096)), at: 0), as: UTF8.self)
-        } catch {
-            throw CLIError("The receipt \(path) cannot be read: \(error.reason).")
-        }
-        guard let receipt = BackupReceipt(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw CLIError("\(path) is not a receipt: give the file dbcrypt backup --continuous --receipt wrote.")
-        }
-        return receipt
     }
 
     /// `text` as ISO 8601 or seconds since 1970 (up to the year 9999).

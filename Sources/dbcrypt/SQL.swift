@@ -69,7 +69,7 @@ struct SQL: ParsableCommand {
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
             let db = try Database(path: database, key: databaseKey, options: options)
             let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
-            try closing(db, at: database) {
+            try db.closing {
                 try namingDamage(of: database) { try db.executeScript(sql) { cursor in try output.print(cursor) } }
             }
         }

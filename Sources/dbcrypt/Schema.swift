@@ -46,7 +46,7 @@ struct Schema: ParsableCommand {
             var options = cipher.databaseOptions()
             options.create = true
             let db = try Database(path: database, key: databaseKey, options: options)
-            try closing(db, at: database) {
+            try db.closing {
                 if status {
                     try requireIntact(db)
                     for entry in try migrator.status(db) {

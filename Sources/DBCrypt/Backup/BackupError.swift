@@ -28,6 +28,14 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An object of the backup is damaged, missing or out of place, and the
     /// commit asked for lies past it.
     case damaged(location: String, reason: String)
+    /// The receipt of a commit shipped could not be written to `path`
+    /// (``ContinuousBackup/Options/receiptPath``): the backup goes on, and
+    /// the next commit's receipt tries again.
+    case receiptNotWritten(commit: UInt64, path: String, reason: String)
+    /// The receipt file at `path` cannot be read.
+    case receiptUnreadable(path: String, reason: String)
+    /// The file at `path` does not hold a receipt.
+    case notAReceipt(path: String)
 
     public var description: String {
         switch self {
@@ -53,6 +61,12 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
             "The backup holds no \(requested): it holds \(available)."
         case let .damaged(location, reason):
             "The backup in \(location) is damaged: \(reason)."
+        case let .receiptNotWritten(commit, path, reason):
+            "The receipt of commit \(commit) could not be written to \(path): \(reason)."
+        case let .receiptUnreadable(path, reason):
+            "The receipt \(path) cannot be read: \(reason)."
+        case let .notAReceipt(path):
+            "\(path) is not a receipt: give the file a continuous backup wrote its receipts to."
         }
     }
 }
@@ -67,7 +81,8 @@ extension BackupError: DBCryptError {
         case .damaged, .notAsExpected: .damaged
         case .objectNotFound, .noBackup, .noSuchCommit: .notFound
         case .objectExists: .exists
-        case .storageFailed, .destinationFull, .destinationInUse, .databaseReplaced: .storage
+        case .storageFailed, .destinationFull, .destinationInUse, .databaseReplaced, .receiptNotWritten, .receiptUnreadable: .storage
+        case .notAReceipt: .misuse
         }
     }
 }

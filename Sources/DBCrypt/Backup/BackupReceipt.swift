@@ -1,4 +1,5 @@
 import DBCryptCore
+import Foundation
 
 /// What a continuous backup shipped last, for the app to keep apart from
 /// the destination (a file beside the database, or the key store): a
@@ -8,7 +9,8 @@ import DBCryptCore
 /// the number and MAC of the record that holds it.
 ///
 /// ```swift
-/// options.shipped = { commit in try? commit.receipt.description.write(toFile: "notes.db-receipt", atomically: true, encoding: .utf8) }
+/// options.receiptPath = "/var/lib/app/notes.db-receipt"   // each commit's receipt, written whole
+/// let receipt = try BackupReceipt(contentsOf: "/var/lib/app/notes.db-receipt")
 /// ```
 public struct BackupReceipt: Sendable, Equatable, LosslessStringConvertible {
     /// The last commit shipped.
@@ -39,5 +41,31 @@ public struct BackupReceipt: Sendable, Equatable, LosslessStringConvertible {
               let commit = UInt64(fields[3]), let record = UInt64(fields[4]),
               let mac = Hex.decode(String(fields[5])), mac.count == 32 else { return nil }
         (self.commit, self.record, self.backup, self.mac) = (commit, record, BackupIdentity(bytes: backup), mac)
+    }
+
+    /// The receipt in the file at `path`, as ``ContinuousBackup/Options/receiptPath``
+    /// writes it (its first 4 KiB, whitespace around it ignored).
+    ///
+    /// - throws: ``BackupError/receiptUnreadable(path:reason:)`` when the
+    ///   file cannot be read, ``BackupError/notAReceipt(path:)`` when it
+    ///   holds anything else.
+    public init(contentsOf path: String) throws {
+        let bytes: [UInt8]
+        do throws(FileError) {
+            let reader = try FileReader(path: path)
+            bytes = try reader.read(Int(min(reader.size, 4096)), at: 0)
+        } catch {
+            throw BackupError.receiptUnreadable(path: path, reason: error.reason)
+        }
+        guard let receipt = BackupReceipt(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BackupError.notAReceipt(path: path)
+        }
+        self = receipt
+    }
+
+    /// Writes the receipt to `path` whole or not at all, as ``description``
+    /// and a newline (a sibling file, flushed, renamed over it, the folder flushed).
+    func write(to path: String) throws(FileError) {
+        try SiblingFile.replace(path, with: Data((description + "\n").utf8))
     }
 }

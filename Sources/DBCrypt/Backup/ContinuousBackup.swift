@@ -57,7 +57,15 @@ public final class ContinuousBackup: @unchecked Sendable {
         /// Called when a round the backup runs by itself fails (the
         /// destination is full or cannot be reached), on the same queue as
         /// `shipped`; the next round tries again, and nothing is lost meanwhile.
+        /// Also called with ``BackupError/receiptNotWritten(commit:path:reason:)``
+        /// when a receipt could not be written to `receiptPath`.
         public var failed: (@Sendable (Error) -> Void)?
+        /// A file, kept apart from the destination, that receives the
+        /// receipt of each commit shipped (``ShippedCommit/receipt``), after
+        /// `shipped` is called: written whole or not at all, replacing the
+        /// last one. ``BackupReceipt/init(contentsOf:)`` reads it back, for
+        /// a restore's `expecting`. Default: nil, no file.
+        public var receiptPath: String?
 
         /// The defaults.
         public init() {}
@@ -565,10 +573,20 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     private static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 
-    /// Calls `options.shipped` on the callbacks' queue.
+    /// Calls `options.shipped` on the callbacks' queue, then writes the
+    /// commit's receipt to `options.receiptPath` (a failure goes to `options.failed`).
     private func report(_ commit: ShippedCommit) {
-        guard let shipped = options.shipped else { return }
-        callbacks.async { shipped(commit) }
+        let (shipped, receiptPath, failed) = (options.shipped, options.receiptPath, options.failed)
+        guard shipped != nil || receiptPath != nil else { return }
+        callbacks.async {
+            shipped?(commit)
+            guard let receiptPath else { return }
+            do throws(FileError) {
+                try commit.receipt.write(to: receiptPath)
+            } catch {
+                failed?(BackupError.receiptNotWritten(commit: commit.commit, path: receiptPath, reason: error.reason))
+            }
+        }
     }
 
     /// Calls `options.failed` on the callbacks' queue.

@@ -7,7 +7,7 @@ import Foundation
 /// checkpoint drops them: one damaged frame silently loses every commit
 /// after it. So a log whose committed transactions SQLite would not all read
 /// is refused before any connection can checkpoint, truncate or delete it.
-enum WriteAheadLogFile {
+package enum WriteAheadLogFile {
     /// Throws when SQLite would not read every committed transaction of the
     /// log beside `path`. Damage is looked for twice: a writer of another
     /// process appending meanwhile can show a frame half written once. A
@@ -80,7 +80,7 @@ enum WriteAheadLogFile {
 
     /// Whether a `-wal` with at least a frame's worth of bytes after its
     /// header is beside `path`.
-    static func hasFrames(besideDatabaseAt path: String) -> Bool {
+    package static func hasFrames(besideDatabaseAt path: String) -> Bool {
         var info = stat()
         return stat(path + "-wal", &info) == 0 && info.st_size > 32 + 24
     }
