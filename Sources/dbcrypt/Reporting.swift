@@ -112,12 +112,6 @@ func missingDatabaseSentence(_ path: String, createOption: String? = nil) -> Str
     return "No database at \(path): check the path, or pass \(createOption) to make a new one."
 }
 
-/// Says on stderr that a stopped process's transaction in `path` was rolled
-/// back before a command that only reads it.
-func noteRolledBack(_ path: String) {
-    printError("note: rolled back a transaction that a stopped process left unfinished in \(path).")
-}
-
 /// `dbcrypt: message` on stderr, on one line, with whatever it quotes that
 /// could drive a terminal escaped (``displayed(_:limit:)``).
 func printError(_ message: String) {
