@@ -41,7 +41,22 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The system's cryptography failed: no random bytes, or OpenSSL out
     /// of memory. Nothing was sealed or opened; try again.
     case systemFailure(reason: String)
+    /// Key text read from `source` (a file, an environment variable, the
+    /// terminal: "the key file key.txt") is empty where a passphrase was
+    /// to be (``StoreCredential/init(keyText:source:)``).
+    case emptyPassphrase(source: String)
+    /// Key text from `source` starts as a key (`x'`, 67 bytes) without
+    /// being 64 hex digits (``StoreCredential/init(keyText:source:)``).
+    case malformedKeyText(source: String)
+    /// Key text from `source` is not UTF-8 text: `what` is "passphrase" or "key".
+    case keyTextNotUTF8(source: String, what: String)
+    /// Key text from `source` is not a sealing key
+    /// (``SealingKey/init(keyText:source:paddedText:id:)``): `reason` is
+    /// the ``invalidKey(reason:)`` sentence.
+    case unusableKeyText(source: String, reason: String)
 
+    /// What is wrong and what to do next; the cases about key text from a
+    /// source are sentences of their own, since they name where it came from.
     public var description: String {
         switch self {
         case .invalidKey(let reason):
@@ -72,6 +87,14 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             "the value could not be encoded or decoded: \(reason)"
         case .systemFailure(let reason):
             "the system's cryptography failed: \(reason); nothing was sealed or opened, try again"
+        case .emptyPassphrase(let source):
+            "The passphrase in \(source) is empty."
+        case .malformedKeyText(let source):
+            "The key in \(source) is malformed: write x' then 64 hex digits then '."
+        case .keyTextNotUTF8(let source, let what):
+            "The \(what) in \(source) is not UTF-8 text."
+        case .unusableKeyText(let source, let reason):
+            "The key in \(source) is not usable: \(reason)"
         }
     }
 }
@@ -87,7 +110,8 @@ extension SealError: DBCryptError {
         case .noSuchStore: .notFound
         case .unsupportedVersion: .unsupported
         case .systemFailure: .storage
-        case .invalidKey, .notSealed, .notBase64, .notUTF8, .invalidKeyDerivation, .coding: .misuse
+        case .invalidKey, .notSealed, .notBase64, .notUTF8, .invalidKeyDerivation, .coding,
+             .emptyPassphrase, .malformedKeyText, .keyTextNotUTF8, .unusableKeyText: .misuse
         }
     }
 }

@@ -30,7 +30,7 @@ struct Key: ParsableCommand {
         func run() throws {
             try reportingErrors {
                 let item = try item.item
-                _ = try DatabaseKey.create(in: item.store, service: item.service, account: item.account)
+                try item.create()
                 try StandardStreams.say("Made a new random key in \(item.store.name) as \(item.name).")
                 item.warnIfForgotten()
             }
@@ -47,7 +47,7 @@ struct Key: ParsableCommand {
         func run() throws {
             try reportingErrors {
                 let item = try item.item
-                try DatabaseKey.delete(from: item.store, service: item.service, account: item.account)
+                try item.delete()
                 try StandardStreams.say("Removed the key \(item.name) from \(item.store.name): databases encrypted with it no longer open without a copy of it.")
             }
         }

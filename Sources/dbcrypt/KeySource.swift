@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptKeyStore
 import DBCryptSeal
 import Foundation
 
@@ -69,14 +70,18 @@ struct KeySource<Role: KeyRole>: ParsableArguments {
         get throws { try KeyStoreItem(keyring: keyring, kernelKeyring: kernelKeyring, credential: credential, prefix: Role.prefix) }
     }
 
+    /// Where the key comes from: the key store, the variable or the file,
+    /// else the terminal (asking twice when `confirm`).
+    func input(prompt: String, confirm: Bool) throws -> KeyInput {
+        if let item = try storeItem { return .item(item) }
+        return .given(environment: environment, file: file, prompt: prompt, confirm: confirm)
+    }
+
     /// The key: from the key store, the variable or the file, else asked on
     /// the terminal (twice when `confirm`). Throws "no key given" when
     /// there is no terminal.
     func key(prompt: String, confirm: Bool = false) throws -> DatabaseKey {
-        if let item = try storeItem { return try item.load() }
-        var (bytes, source) = try text(prompt: prompt, confirm: confirm)
-        defer { SecretBytes.wipe(&bytes) }
-        return try KeyInput.parse(bytes, source: source)
+        try namingOptions(Role.prefix) { try input(prompt: prompt, confirm: confirm).key() }
     }
 
     /// The key of data about to be encrypted: as ``key(prompt:confirm:)``
@@ -84,14 +89,6 @@ struct KeySource<Role: KeyRole>: ParsableArguments {
     /// yet gets a new random one, removed again when the command fails.
     func newKey(prompt: String) throws -> NewKey {
         try NewKey.from(try storeItem) { try key(prompt: prompt, confirm: true) }
-    }
-
-    /// The bytes of the key or passphrase from the variable or the file, else
-    /// asked on the terminal, and where they came from (for errors); not yet
-    /// trimmed of a trailing newline. The caller wipes them.
-    func text(prompt: String, confirm: Bool) throws -> (bytes: [UInt8], source: String) {
-        try KeyInput.readText(environment: environment, file: file, prompt: prompt, confirm: confirm,
-                              options: ("--\(Role.prefix)env", "--\(Role.prefix)file"))
     }
 }
 
@@ -112,22 +109,13 @@ extension KeySource where Role == DatabaseKeyRole {
     /// the variable or the file) of 64 hex digits, Base64 of 32 bytes or 32
     /// bytes; with `paddedText`, the padded form.
     func sealingKey(paddedText: Bool) throws -> SealingKey {
-        var (bytes, source): ([UInt8], String)
-        if let item = try storeItem {
-            let stored = try item.load()
-            if stored.kind != .passphrase { return try SealingKey(stored) }
-            (bytes, source) = (stored.withKeyText { Array($0) }, "\(item.store.name) (\(item.name))")
-        } else {
-            (bytes, source) = try text(prompt: "", confirm: false)
+        let input = try input(prompt: "", confirm: false)
+        guard case let .item(item) = input else {
+            return try namingOptions(Role.prefix) { try input.withText { try SealingKey(keyText: $0, source: input.description, paddedText: paddedText) } }
         }
-        defer { SecretBytes.wipe(&bytes) }
-        KeyInput.trimNewline(&bytes)
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw CLIError("The key in \(source) is not UTF-8 text.") }
-        do {
-            return paddedText ? try SealingKey(paddedText: text) : try SealingKey(text: text)
-        } catch let error as SealError {
-            throw CLIError("The key in \(source) is not usable: \(error)")
-        }
+        let stored = try item.load()
+        if stored.kind != .passphrase { return try SealingKey(stored) }
+        return try stored.withKeyText { try SealingKey(keyText: $0, source: input.description, paddedText: paddedText) }
     }
 }
 
@@ -137,10 +125,10 @@ extension KeySource where Role == StoreKeyRole {
     /// removed again when the command fails (``removingOnFailure(_:inUse:_:)``).
     func credential(store: String, isNew: Bool) throws -> (credential: StoreCredential, key: NewKey?) {
         if let item = try storeItem {
-            let key = isNew ? try item.loadOrCreate() : NewKey(key: try item.load(), madeIn: nil)
+            let key = isNew ? try NewKey(madeIfMissingIn: item) : NewKey(key: try item.load(), madeIn: nil)
             return (try StoreCredential(key.key), key)
         }
-        return (try StoreCredential.read(text(prompt: "Passphrase of store \(store): ", confirm: isNew)), nil)
+        return (try StoreCredential.read(input(prompt: "Passphrase of store \(store): ", confirm: isNew), options: Role.prefix), nil)
     }
 }
 
@@ -158,26 +146,35 @@ struct NewStoreKeyOptions: ParsableArguments {
 
     /// The new credential, asked twice on a terminal.
     func credential(store: String) throws -> StoreCredential {
-        try StoreCredential.read(KeyInput.readText(environment: environment, file: file, prompt: "New passphrase of store \(store): ",
-                                                   confirm: true, options: ("--new-store-key-env", "--new-store-key-file")))
+        try StoreCredential.read(.given(environment: environment, file: file, prompt: "New passphrase of store \(store): ", confirm: true),
+                                 options: "new-store-key-")
+    }
+}
+
+extension KeyInput {
+    /// The variable, else the file, else the terminal, whose prompt shows
+    /// what it quotes escaped (``displayed(_:limit:)``).
+    static func given(environment: String?, file: String?, prompt: String, confirm: Bool) -> KeyInput {
+        environment.map { .environment($0) } ?? file.map { .file($0) } ?? .terminal(prompt: displayed(prompt), confirm: confirm)
     }
 }
 
 extension StoreCredential {
-    /// A passphrase (UTF-8 text, one trailing newline ignored), or a key
-    /// written `x'<64 hex digits>'`, from `text`, which it wipes.
-    static func read(_ text: (bytes: [UInt8], source: String)) throws -> StoreCredential {
-        var (bytes, source) = text
-        defer { SecretBytes.wipe(&bytes) }
-        KeyInput.trimNewline(&bytes)
-        guard !bytes.isEmpty else { throw CLIError("The passphrase in \(source) is empty.") }
-        if bytes.count == 67, bytes.first == UInt8(ascii: "x"), bytes[1] == UInt8(ascii: "'"), bytes.last == UInt8(ascii: "'") {
-            guard let key = try? SealingKey(hex: String(decoding: bytes[2..<66], as: UTF8.self)) else {
-                throw CLIError("The key in \(source) is malformed: write x' then 64 hex digits then '.")
-            }
-            return .key(key)
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw CLIError("The passphrase in \(source) is not UTF-8 text.") }
-        return .passphrase(text)
+    /// The passphrase or key `input` gives (``init(keyText:source:)``), its
+    /// errors worded with the options `--<prefix>env` and `--<prefix>file`.
+    static func read(_ input: KeyInput, options prefix: String) throws -> StoreCredential {
+        try namingOptions(prefix) { try input.withText { try StoreCredential(keyText: $0, source: input.description) } }
+    }
+}
+
+/// Runs `body`, with the library's sentences that leave the choice of a
+/// source open worded with the options `--<prefix>env` and `--<prefix>file`.
+func namingOptions<R>(_ prefix: String, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch KeyInputError.notSet(let variable) {
+        throw CLIError("The environment variable \(variable) is not set: put the key in it, or use --\(prefix)file.")
+    } catch KeyInputError.noTerminal {
+        throw CLIError("No key given: use --\(prefix)env or --\(prefix)file (there is no terminal to ask on).")
     }
 }

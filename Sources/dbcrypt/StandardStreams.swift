@@ -1,15 +1,10 @@
 import Foundation
 import DBCryptCore
 
-/// Standard input and output (and files read as streams) with every read and
-/// write checked: a directory given as input, a full disk or a closed pipe as
-/// output is one sentence and exit status 1, never a crash, and lost output
-/// never exits 0.
+/// Standard input and output with every read and write checked: a
+/// directory given as input, a full disk or a closed pipe as output is one
+/// sentence and exit status 1, never a crash, and lost output never exits 0.
 enum StandardStreams {
-    /// The most a key, a passphrase or a key file may hold: far above any
-    /// passphrase, so that `--key-file /dev/zero` ends at once.
-    static let keyLimit = 64 * 1024
-
     /// The most standard input may hold for one sealed value or envelope.
     static let inputLimit = 64 * 1024 * 1024
 
@@ -18,32 +13,12 @@ enum StandardStreams {
     /// - throws: ``CLIError`` naming the system's error, or saying that the
     ///   input is longer than the limit.
     static func readInput() throws -> Data {
-        let bytes = try reading("standard input", tooLong: "Standard input holds more than 64 MiB, more than one value to seal: give less.") {
-            () throws(FileError) in try WholeFile.read(STDIN_FILENO, naming: "standard input", limit: inputLimit)
-        }
-        return bytes.withUnsafeBytes { Data($0) }
-    }
-
-    /// All of the key file at `path`, at most ``keyLimit`` bytes, read as a
-    /// stream, so that a FIFO or a process substitution (`<(...)`) is read as
-    /// `cat` would.
-    ///
-    /// - throws: ``CLIError`` naming `what` and the system's error, or saying
-    ///   that the file is longer than any key.
-    static func readKeyFile(_ path: String, naming what: String) throws -> SecretBytes {
-        try reading(what, tooLong: "\(what.prefix(1).uppercased())\(what.dropFirst()) holds more than 64 KiB, far more than any key: check that it names the key.") {
-            () throws(FileError) in try WholeFile.read(streamAt: path, limit: keyLimit)
-        }
-    }
-
-    /// `read()`'s bytes, with its errors as one sentence naming `what`.
-    private static func reading(_ what: String, tooLong: String, _ read: () throws(FileError) -> SecretBytes) throws -> SecretBytes {
-        do {
-            return try read()
+        do throws(FileError) {
+            return try WholeFile.read(STDIN_FILENO, naming: "standard input", limit: inputLimit).withUnsafeBytes { Data($0) }
         } catch .tooLarge {
-            throw CLIError(tooLong)
+            throw CLIError("Standard input holds more than 64 MiB, more than one value to seal: give less.")
         } catch {
-            throw CLIError("Cannot read \(what): \(error.reason).")
+            throw CLIError("Cannot read standard input: \(error.reason).")
         }
     }
 
