@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptKeyStore
 import Foundation
 
 /// `dbcrypt backup`: a snapshot of a database that may be in use (the
@@ -78,9 +79,12 @@ struct SnapshotBackupCommand: ParsableCommand {
             options.progress = ProgressBar.callback(label: "Backing up", pageSize: (written ?? current ?? .sqlcipher4).effectivePageSize)
             let copyCipher = newCipher.settings(current: current ?? .sqlcipher4)
             let replacement = newKey.isGiven ? try newKey.newKey(prompt: "Key for the copy \(output): ") : nil
-            try removingOnFailure(replacement?.madeIn, inUse: { replacement.map { opens(output, with: $0.key, cipher: copyCipher ?? current ?? .sqlcipher4) } ?? true }) {
-                let encryption: BackupEncryption = if let replacement { .using(replacement.key) } else if plaintext { .plaintext } else { .sameAsDatabase }
-                try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options)
+            let encryption: BackupEncryption = if let replacement { .using(replacement.key) } else if plaintext { .plaintext } else { .sameAsDatabase }
+            let backUp = { try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options) }
+            if let replacement {
+                try replacement.using(inUse: { $0.mayOpen(output, cipher: copyCipher ?? current ?? .sqlcipher4) }, note: printError) { _ in try backUp() }
+            } else {
+                try backUp()
             }
             let how = if plaintext { ", in plaintext" }
                 else if let made = replacement?.madeIn { ", under a new key kept in \(made.store.name) as \(made.name)" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptKeyStore
 import DBCryptSeal
 import Foundation
 
@@ -149,7 +150,8 @@ struct StoreOptions: ParsableArguments {
                                               initialEntry: initialEntry, rolledBack: { noteRolledBack(database) },
                                               credential: { isNew, storeExists, use in
                         let (credential, madeKey) = try storeKey.credential(store: name, isNew: isNew)
-                        try removingOnFailure(madeKey?.madeIn, inUse: storeExists) { try use(credential) }
+                        guard let madeKey else { return try use(credential) }
+                        try madeKey.using(inUse: { _ in storeExists() }, note: printError) { _ in try use(credential) }
                     }, body)
                 }
             } catch SealError.noSuchStore(name) where !create {

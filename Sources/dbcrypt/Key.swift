@@ -32,7 +32,7 @@ struct Key: ParsableCommand {
                 let item = try item.item
                 try item.create()
                 try StandardStreams.say("Made a new random key in \(item.store.name) as \(item.name).")
-                item.warnIfForgotten()
+                item.forgottenAtRestartNote.map(printError)
             }
         }
     }

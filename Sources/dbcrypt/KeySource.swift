@@ -88,7 +88,8 @@ struct KeySource<Role: KeyRole>: ParsableArguments {
     /// (asked twice on a terminal), except that a key store holding no key
     /// yet gets a new random one, removed again when the command fails.
     func newKey(prompt: String) throws -> NewKey {
-        try NewKey.from(try storeItem) { try key(prompt: prompt, confirm: true) }
+        if let item = try storeItem { return try NewKey(madeIfMissingIn: item, note: printError) }
+        return NewKey(try key(prompt: prompt, confirm: true))
     }
 }
 
@@ -122,10 +123,10 @@ extension KeySource where Role == DatabaseKeyRole {
 extension KeySource where Role == StoreKeyRole {
     /// The store's credential (asked twice on a terminal when `isNew`); a
     /// new store whose key store holds no key gets a new random one there,
-    /// removed again when the command fails (``removingOnFailure(_:inUse:_:)``).
+    /// removed again when the command fails (``NewKey/using(inUse:note:_:)``).
     func credential(store: String, isNew: Bool) throws -> (credential: StoreCredential, key: NewKey?) {
         if let item = try storeItem {
-            let key = isNew ? try NewKey(madeIfMissingIn: item) : NewKey(key: try item.load(), madeIn: nil)
+            let key = isNew ? try NewKey(madeIfMissingIn: item, note: printError) : NewKey(try item.load())
             return (try StoreCredential(key.key), key)
         }
         return (try StoreCredential.read(input(prompt: "Passphrase of store \(store): ", confirm: isNew), options: Role.prefix), nil)

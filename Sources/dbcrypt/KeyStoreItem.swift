@@ -1,5 +1,4 @@
 import ArgumentParser
-import DBCrypt
 import DBCryptKeyStore
 import Foundation
 
@@ -48,92 +47,4 @@ extension KeyStoreItem {
         }
     }
 
-    /// Says on stderr, for a key just made in the kernel keyring, that the
-    /// keyring forgets it at the next restart, and how to keep a copy.
-    func warnIfForgotten() {
-        if let note = forgottenAtRestartNote { printError(note) }
-    }
-
-    /// Removes the key a failed run made, saying so on stderr; a failure to
-    /// remove it is said too, and does not hide the run's own error.
-    func discardMadeKey() {
-        do {
-            try delete()
-            printError("The key made for this run was removed from \(store.name) again (\(name)).")
-        } catch {
-            printError("The key made for this run could not be removed from \(store.name) (\(name)): \(error)")
-        }
-    }
-}
-
-/// A key for data a command is about to encrypt (a database, a sealed
-/// store); made in its store when the store was named and held none yet.
-struct NewKey {
-    let key: DatabaseKey
-    /// The store's item, when the key was made there by this run.
-    let madeIn: KeyStoreItem?
-
-    /// The key from `item` (made there when missing), else the one `read` gives.
-    static func from(_ item: KeyStoreItem?, orElse read: () throws -> DatabaseKey) throws -> NewKey {
-        if let item { return try NewKey(madeIfMissingIn: item) }
-        return NewKey(key: try read(), madeIn: nil)
-    }
-
-    /// Runs `body` with the key; when it fails, a key this run made is
-    /// removed again, unless `inUse` says the data is encrypted with it
-    /// after all (a failure after the new file was put in place).
-    func using<R>(inUse: @escaping (DatabaseKey) -> Bool, _ body: (DatabaseKey) throws -> R) throws -> R {
-        try removingOnFailure(madeIn, inUse: { inUse(key) }) { try body(key) }
-    }
-}
-
-extension NewKey {
-    /// The key kept in `item`, or (where keys may be made) a new random one
-    /// made and kept there now, which a failed run removes again
-    /// (``using(inUse:_:)``); stderr says when the store forgets it.
-    init(madeIfMissingIn item: KeyStoreItem) throws {
-        let (key, created) = try item.loadOrCreate()
-        if created { item.warnIfForgotten() }
-        self.init(key: key, madeIn: created ? item : nil)
-    }
-}
-
-/// Runs `body`; when it fails, the key this run made in `made` (if any) is
-/// removed again, so that a failed command leaves no key behind, unless
-/// `inUse` says the data is encrypted with it: then it stays, and stderr says so.
-func removingOnFailure<R>(_ made: KeyStoreItem?, inUse: () -> Bool, _ body: () throws -> R) throws -> R {
-    do {
-        return try body()
-    } catch {
-        if let made {
-            if inUse() {
-                printError("The key made for this run stays in \(made.store.name) (\(made.name)): the data is encrypted with it.")
-            } else {
-                made.discardMadeKey()
-            }
-        }
-        throw error
-    }
-}
-
-/// Whether data at `path` may be encrypted with `key` (under `cipher`,
-/// the settings the run wrote): after a failed run, whether the key made
-/// for it must stay. An empty file, or one that is not encrypted, holds
-/// nothing under any key; only a key that fails to open the file is known
-/// not to be in use, and any other failure (a busy or damaged file) keeps
-/// the key. Only reads.
-func opens(_ path: String, with key: DatabaseKey, cipher: CipherSettings) -> Bool {
-    guard (try? FileFormat.detect(at: path)) == .notPlaintext else { return false }
-    var options = Database.Options()
-    options.readOnly = true
-    options.create = false
-    options.cipher = cipher
-    do {
-        try Database(path: path, key: key, options: options).close()
-        return true
-    } catch DatabaseError.wrongKeyOrNotADatabase {
-        return false
-    } catch {
-        return true
-    }
 }

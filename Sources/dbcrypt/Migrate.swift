@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptKeyStore
 
 /// `dbcrypt migrate`: plaintext to encrypted.
 struct Migrate: ParsableCommand {
@@ -44,7 +45,7 @@ struct Migrate: ParsableCommand {
             options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
             // A failure after the encrypted file was put in place (its
             // directory's fsync, say) keeps the key it is encrypted with.
-            try newKey.using(inUse: { opens(output ?? database, with: $0, cipher: cipher.settings) }) { key in
+            try newKey.using(inUse: { $0.mayOpen(output ?? database, cipher: cipher.settings) }, note: printError) { key in
                 if let output {
                     try DatabaseEncryption.encrypt(database, to: output, key: key, cipher: cipher.settings, options: options)
                 } else {

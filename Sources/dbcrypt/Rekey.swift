@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptKeyStore
 
 /// `dbcrypt rekey`: a new key, and optionally new cipher settings.
 struct Rekey: ParsableCommand {
@@ -47,7 +48,7 @@ struct Rekey: ParsableCommand {
             var options = ExportOptions()
             options.replaceHardLinkedFile = force
             options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
-            try replacement.using(inUse: { opens(database, with: $0, cipher: written ?? current) }) { newKey in
+            try replacement.using(inUse: { $0.mayOpen(database, cipher: written ?? current) }, note: printError) { newKey in
                 try DatabaseEncryption.changeKey(database, from: currentKey, cipher: current, to: newKey, newCipher: written, options: options)
             }
             try StandardStreams.say("Changed the key of \(database)\(replacement.madeIn.map { " to a new key kept in \($0.store.name) as \($0.name)" } ?? "").")
