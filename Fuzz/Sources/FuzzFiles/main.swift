@@ -18,7 +18,7 @@ public func fuzzFiles(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     defer { unlink(path); unlink(path + "-journal") }
     var options = Database.Options()
     options.readOnly = true
-    options.busyTimeout = 0
+    options.busyTimeout = .zero
     switch try? FileFormat.detect(at: path) {
     case .plaintext?:
         if let db = try? Database(path: path, options: options) {
