@@ -41,8 +41,7 @@ final class ContinuousBackupReceiptTests: XCTestCase {
             try pool.write { db in try db.execute("INSERT INTO item(body) VALUES (?)", [body]) }
             let shipped = try XCTUnwrap(try backup.shipNow())
             // Written on the backup's callbacks' queue, after the round.
-            let deadline = Date().addingTimeInterval(10)
-            while (try? BackupReceipt(contentsOf: receiptPath)) != shipped.receipt && Date() < deadline { usleep(10_000) }
+            XCTAssertTrue(waitUntil(timeout: 10) { (try? BackupReceipt(contentsOf: receiptPath)) == shipped.receipt })
             XCTAssertEqual(try BackupReceipt(contentsOf: receiptPath), shipped.receipt)
             XCTAssertEqual(try String(contentsOfFile: receiptPath, encoding: .utf8), shipped.receipt.description + "\n")
         }
