@@ -37,7 +37,9 @@ struct Check: ParsableCommand, DatabaseFileCommand {
                                                       options: options, rolledBack: { noteRolledBack(database) })
             try StandardStreams.say(json ? Self.json(report) : report.description)
             guard report.isIntact else {
-                printError("\(database) is damaged: \(report.summary)")
+                var summary = report.summary
+                if report.pages?.isIntact == false { summary = summary.dropLast() + " (listed above)." }
+                printError("\(database) is damaged: \(summary)")
                 throw ExitCode(ExitStatus.damaged)
             }
         }

@@ -18,9 +18,6 @@ struct CipherOptions: ParsableArguments {
     @Option(name: .customLong("kdf-iter"), help: ArgumentHelp("PBKDF2 iterations, if not the format's.", valueName: "N"))
     var kdfIterations: Int?
 
-    /// Whether any setting was given.
-    var isGiven: Bool { format != nil || pageSize != nil || kdfIterations != nil }
-
     /// The settings given, on top of SQLCipher 4's.
     var settings: CipherSettings {
         CipherSettings(format ?? .sqlcipher4, pageSize: pageSize, kdfIterations: kdfIterations)

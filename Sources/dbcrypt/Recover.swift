@@ -34,7 +34,7 @@ struct Recover: ParsableCommand, DatabaseFileCommand {
             try DatabaseEncryption.replaceFile(at: plaintext.output, source: database, options: options, write: { newFile in
                 let db = try Database(path: newFile)
                 defer { db.close() }
-                report = try file.salvage(into: db, scratch: newFile + "-pages")
+                report = try file.salvage(into: SalvageConnection(db), scratch: newFile + "-pages")
             }, check: PageReaderFallback.checkPlaintext)
             guard let report else { return }
             var lines = ["Recovered \(database) to \(plaintext.output):"]

@@ -18,7 +18,7 @@ final class ReadOnlyRoutineTests: XCTestCase {
         let path = try makeTemporaryDirectory(self).appendingPathComponent(name).path
         let db = try makeDatabase(path, key: TestKeys.key)
         try db.execute("CREATE TABLE note(body TEXT)")
-        for i in 0..<20 { try db.execute("INSERT INTO note VALUES (?)", [.text(String(repeating: "n\(i)", count: 200))]) }
+        for i in 0..<20 { try db.execute("INSERT INTO note VALUES (?)", [String(repeating: "n\(i)", count: 200)]) }
         db.close()
         return path
     }
@@ -44,6 +44,18 @@ final class ReadOnlyRoutineTests: XCTestCase {
 
         XCTAssertThrowsError(try DatabaseEncryption.check(path, key: TestKeys.other, options: pageReader)) { error in
             XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
+
+        // An empty file is no database, with a key or without.
+        let empty = path + "-empty"
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
+        for key in [nil, TestKeys.key] {
+            XCTAssertThrowsError(try DatabaseEncryption.check(empty, key: key, options: pageReader)) { error in
+                XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: empty))
+            }
+            XCTAssertThrowsError(try DatabaseEncryption.describe(empty, key: key, options: pageReader)) { error in
+                XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: empty))
+            }
         }
     }
 

@@ -7,7 +7,7 @@ extension Database {
     /// run that failed, or only read, leaves the database, its `-wal` and
     /// its `-shm` as they were.
     ///
-    /// - throws: what `body` throws.
+    /// - throws: what `body` throws, or the ``DatabaseError`` of the checkpoint on close.
     package func closing<T>(after body: () throws -> T) throws -> T {
         try WriteAheadLogFile.closing(besideDatabaseAt: path, close: close, closeWithoutCheckpoint: closeWithoutCheckpoint, after: body)
     }
@@ -34,7 +34,11 @@ extension WriteAheadLogFile {
             var info = stat()
             guard stat(path + "-wal", &info) == 0 else { return }
             size = Int64(info.st_size)
+            #if canImport(Darwin)
+            modified = info.st_mtimespec
+            #else
             modified = info.st_mtim
+            #endif
         }
 
         static func == (a: State, b: State) -> Bool {

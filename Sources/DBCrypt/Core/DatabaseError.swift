@@ -23,7 +23,9 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
     /// The key does not decrypt the file, or the file is not a database
     /// (SQLITE_NOTADB, code 26). Raised at open.
     case wrongKeyOrNotADatabase(path: String)
-    /// A key was given for a file whose header is plaintext SQLite.
+    /// A key was given for a file whose header is plaintext SQLite, or a
+    /// key change was asked of a database that is not encrypted (which
+    /// SQLCipher would leave plaintext).
     case notEncrypted(path: String)
     /// No key was given for a file that is encrypted (or is not a database).
     case keyRequired(path: String)

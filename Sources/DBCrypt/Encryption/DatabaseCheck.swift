@@ -12,14 +12,16 @@ extension DatabaseEncryption {
     /// `options.progress` and `options.cancellation` apply to the page reader.
     ///
     /// - returns: what was found: damage is in the report, not thrown.
-    /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)``, the page
+    /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)`` (an empty file too), the page
     ///   reader's error for a salt missing or wrong, ``DatabaseError/fileNotFound(path:)``,
     ///   and what opening throws otherwise.
     public static func check(_ path: String, key: DatabaseKey?, cipher: CipherSettings = .sqlcipher4,
                              options: ExportOptions = ExportOptions(), rolledBack: () -> Void = {}) throws -> CheckReport {
         var report = CheckReport(path: path)
+        let format = try FileFormat.detect(at: path)
+        if format == .empty { throw DatabaseError.wrongKeyOrNotADatabase(path: path) }
         if let key, let reader = options.pageReader,
-           try FileFormat.detect(at: path) == .notPlaintext || cipher.salt != nil || PageReaderFallback.hasOtherHashes(cipher) {
+           format == .notPlaintext || cipher.salt != nil || PageReaderFallback.hasOtherHashes(cipher) {
             let file = try PageReaderFallback.open(reader, path, key: key, cipher: cipher)
             report.pages = try file.verify(progress: options.progress, cancellation: options.cancellation)
             guard report.pages!.isIntact else { return report }
@@ -70,10 +72,10 @@ public struct CheckReport: Sendable, CustomStringConvertible {
     /// Whether every page authenticated and SQLite found no problem.
     public var isIntact: Bool { (pages?.isIntact ?? true) && problems.isEmpty }
 
-    /// The damage in one sentence.
+    /// The damage in one sentence (the pages and frames are in ``description``).
     public var summary: String {
         if let pages, !pages.isIntact {
-            return "\(pages.damageCount) page(s) or frame(s) do not authenticate (listed above)."
+            return "\(pages.damageCount) page(s) or frame(s) do not authenticate."
         }
         return problems.prefix(5).joined(separator: "; ")
     }

@@ -7,11 +7,12 @@ extension DatabaseEncryption {
     /// authenticate. A transaction a stopped process left unfinished is
     /// rolled back first, where this process may, and `rolledBack` is called.
     ///
-    /// - throws: what opening throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)``,
+    /// - throws: what opening throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)`` (an empty file too),
     ///   ``DatabaseError/fileNotFound(path:)``, ...; ``DatabaseError/damaged(path:reason:)``
     ///   when counting a table's rows meets damage.
     public static func describe(_ path: String, key: DatabaseKey?, cipher: CipherSettings = .sqlcipher4,
                                 options: ExportOptions = ExportOptions(), rolledBack: () -> Void = {}) throws -> DatabaseDescription {
+        if try FileFormat.detect(at: path) == .empty { throw DatabaseError.wrongKeyOrNotADatabase(path: path) }
         let db: Database
         do {
             db = try Database.openReadOnly(path: path, key: key, options: PageReaderFallback.linkedOptions(cipher), rolledBack: rolledBack)

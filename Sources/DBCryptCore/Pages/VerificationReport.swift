@@ -79,6 +79,12 @@ public struct VerificationReport: Sendable {
     /// Whether nothing is damaged.
     public var isIntact: Bool { damageCount == 0 }
 
+    /// A report from what a page reader found, for a ``PageReading`` of your own.
+    public init(settings: CipherSettings, pageCount: Int, walFrameCount: Int, authenticated: Bool, damage: [PageDamage], damageCount: Int) {
+        self.init(layout: PageLayout(settings), pageCount: pageCount, walFrameCount: walFrameCount, authenticated: authenticated,
+                  damage: damage, damageCount: damageCount)
+    }
+
     /// A report from its parts: what a page reader found.
     package init(layout: PageLayout, pageCount: Int, walFrameCount: Int, authenticated: Bool, damage: [PageDamage], damageCount: Int) {
         self.layout = layout

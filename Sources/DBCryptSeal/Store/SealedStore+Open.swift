@@ -55,7 +55,7 @@ extension SealedStore {
                     result = try body(store)
                 }
             }
-            guard let result else { preconditionFailure("credential(_:_:_:) returned without calling use") }
+            guard let result else { throw DatabaseError.misuse(reason: "the credential closure of SealedStore.withStore returned without calling use") }
             return result
         }
     }
