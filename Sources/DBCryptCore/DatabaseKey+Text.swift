@@ -25,11 +25,7 @@ extension DatabaseKey {
     /// - throws: ``CipherError/invalidKey(reason:)`` when the text is empty,
     ///   or starts as a raw key (`x'`) without being one.
     public init(keyText: some Collection<UInt8>) throws {
-        // Trimmed by counting, not by copying: a copy would be left unwiped.
-        var count = keyText.count
-        if count > 0, keyText.dropFirst(count - 1).first == UInt8(ascii: "\n") { count -= 1 }
-        if count > 0, keyText.dropFirst(count - 1).first == UInt8(ascii: "\r") { count -= 1 }
-        let text = keyText.prefix(count)
+        let text = keyText.prefix(Self.keyTextCount(keyText))
         guard !text.isEmpty else { throw CipherError.invalidKey(reason: "it is empty") }
         // x'<hex>' is a raw key (passphrase(bytes:) reads it so); text that
         // starts so but is not one is a mistake, not a passphrase.
@@ -38,6 +34,16 @@ extension DatabaseKey {
             throw CipherError.invalidKey(reason: "a raw key is written x' followed by 64 or 96 hex digits and '")
         }
         self = key
+    }
+
+    /// How many bytes of key text are the key: all but one trailing newline
+    /// (`\n` or `\r\n`). Trimmed by counting, not by copying, so that no
+    /// copy of a secret is left unwiped.
+    package static func keyTextCount(_ text: some Collection<UInt8>) -> Int {
+        var count = text.count
+        if count > 0, text.dropFirst(count - 1).first == UInt8(ascii: "\n") { count -= 1 }
+        if count > 0, text.dropFirst(count - 1).first == UInt8(ascii: "\r") { count -= 1 }
+        return count
     }
 
     /// Hands `body` the key as text, the form ``init(keyText:)`` reads: the

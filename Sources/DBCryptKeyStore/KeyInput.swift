@@ -98,8 +98,7 @@ public enum KeyInput: Sendable, CustomStringConvertible {
         do {
             return try DatabaseKey(keyText: text)
         } catch {
-            // Compared in place: a copy of the text would be left unwiped.
-            guard ![[], [10], [13], [13, 10]].contains(where: { text.elementsEqual($0) }) else { throw .empty(source: source) }
+            guard DatabaseKey.keyTextCount(text) > 0 else { throw .empty(source: source) }
             throw .malformedRawKey(source: source)
         }
     }

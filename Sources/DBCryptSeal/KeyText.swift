@@ -15,7 +15,7 @@ extension StoreCredential {
     ///   ``SealError/malformedKeyText(source:)`` for text that starts as a
     ///   key without being one, ``SealError/keyTextNotUTF8(source:what:)``.
     public init(keyText: some Collection<UInt8>, source: String) throws(SealError) {
-        let text = keyText.prefix(trimmedCount(keyText))
+        let text = keyText.prefix(DatabaseKey.keyTextCount(keyText))
         guard !text.isEmpty else { throw .emptyPassphrase(source: source) }
         if text.count == 67, text.first == UInt8(ascii: "x"), text.dropFirst().first == UInt8(ascii: "'"), text.dropFirst(66).first == UInt8(ascii: "'") {
             guard let key = try? SealingKey(hex: String(decoding: text.dropFirst(2).prefix(64), as: UTF8.self)) else {
@@ -38,7 +38,7 @@ extension SealingKey {
     ///   ``SealError/unusableKeyText(source:reason:)`` saying why the text
     ///   is no key.
     public init(keyText: some Collection<UInt8>, source: String, paddedText: Bool = false, id: UInt32? = nil) throws(SealError) {
-        guard let text = String(validating: keyText.prefix(trimmedCount(keyText)), as: UTF8.self) else {
+        guard let text = String(validating: keyText.prefix(DatabaseKey.keyTextCount(keyText)), as: UTF8.self) else {
             throw .keyTextNotUTF8(source: source, what: "key")
         }
         do {
@@ -47,13 +47,4 @@ extension SealingKey {
             throw .unusableKeyText(source: source, reason: "\(error)")
         }
     }
-}
-
-/// How many bytes of `text` are left without one trailing newline:
-/// trimmed by counting, not by copying, so that no copy is left unwiped.
-private func trimmedCount(_ text: some Collection<UInt8>) -> Int {
-    var count = text.count
-    if count > 0, text.dropFirst(count - 1).first == UInt8(ascii: "\n") { count -= 1 }
-    if count > 0, text.dropFirst(count - 1).first == UInt8(ascii: "\r") { count -= 1 }
-    return count
 }
