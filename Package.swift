@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DBCryptSeal", targets: ["DBCryptSeal"]),
         .library(name: "SQLCipherFormat", targets: ["SQLCipherFormat"]),
         .library(name: "DBCryptKeyStore", targets: ["DBCryptKeyStore"]),
+        .library(name: "DBCryptS3", targets: ["DBCryptS3"]),
         .executable(name: "dbcrypt", targets: ["dbcrypt"]),
         // Behind the traits of the same names (see `traits`): empty modules without them.
         .library(name: "DBCryptSQLKit", targets: ["DBCryptSQLKit"]),
@@ -72,6 +73,9 @@ let package = Package(
             name: "DBCryptKeyStore",
             dependencies: ["DBCryptCore", "CPrimitives", "CLibSecret", .target(name: "CKeyutils", condition: .when(platforms: [.linux]))]
         ),
+        // Continuous backup to S3-compatible object storage: SigV4 on the core's primitives, HTTP through
+        // Foundation's URLSession (FoundationNetworking and the system's libcurl on Linux).
+        .target(name: "DBCryptS3", dependencies: ["DBCrypt", "DBCryptCore"]),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
         .target(name: "SQLCipherFormat", dependencies: ["DBCryptCore", "CPrimitives"]),
         // Any DBCrypt writer as an SQLKit `SQLDatabase` (trait SQLKit).
@@ -99,7 +103,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
-            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "DBCryptKeyStore", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "DBCryptKeyStore", "DBCryptS3", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
@@ -139,6 +143,9 @@ let package = Package(
             ],
             exclude: ["Fixtures"]
         ),
+        // SigV4 against AWS's published vectors (Vectors/), and S3BackupStorage against the radosgw
+        // that scripts/s3-server starts.
+        .testTarget(name: "DBCryptS3Tests", dependencies: ["DBCryptS3", "DBCrypt", "DBCryptCore", "TestFixtures"], exclude: ["Vectors"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestFixtures"]),
     ],

@@ -28,7 +28,10 @@ struct SnapshotBackupCommand: ParsableCommand {
             key (with --new-format, --new-page-size, --new-kdf-iter for other settings), or \
             --plaintext asks for a copy anyone who can read it can read.
 
-            dbcrypt backup continuous ships every commit to a directory instead (see its --help; \
+            --output may be s3://BUCKET/KEY: the encrypted copy is stored there as one object \
+            (never replacing one), with the S3 settings below.
+
+            dbcrypt backup continuous ships every commit to a directory or S3 instead (see its --help; \
             dbcrypt backup DB --continuous ... is the same command).
 
             Example:
@@ -49,6 +52,7 @@ struct SnapshotBackupCommand: ParsableCommand {
     @Flag(help: "Write a plaintext copy, without encryption.")
     var plaintext = false
 
+    @OptionGroup(title: "S3 storage") var storage: StorageOptions
     @OptionGroup var key: KeyOptions
     @OptionGroup var newKey: NewKeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
@@ -57,6 +61,10 @@ struct SnapshotBackupCommand: ParsableCommand {
     func validate() throws {
         if plaintext && newKey.isGiven {
             throw ValidationError("--plaintext writes a copy without a key: give it or a --new-key-* option, not both.")
+        }
+        if output.hasPrefix("s3://") {
+            guard output.dropFirst(5).contains("/"), !output.hasSuffix("/") else { throw ValidationError("-o s3://BUCKET/KEY names an object: give its key after the bucket.") }
+            if plaintext || force { throw ValidationError("An S3 copy is always encrypted and never replaces an object: leave out \(plaintext ? "--plaintext" : "--force").") }
         }
         if newCipher.isGiven && !newKey.isGiven {
             throw ValidationError("--new-format, --new-page-size and --new-kdf-iter set the settings of a copy with another key: give it with --new-key-env, --new-key-file or a --new-key key store.")
@@ -80,7 +88,12 @@ struct SnapshotBackupCommand: ParsableCommand {
             let copyCipher = newCipher.settings(current: current ?? .sqlcipher4)
             let replacement = newKey.isGiven ? try newKey.newKey(prompt: "Key for the copy \(output): ") : nil
             let encryption: BackupEncryption = if let replacement { .using(replacement.key) } else if plaintext { .plaintext } else { .sameAsDatabase }
-            let backUp = { try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options) }
+            let backUp = {
+                guard output.hasPrefix("s3://") else { return try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options) }
+                let slash = output.lastIndex(of: "/")!
+                try queue.backup(to: try storage.storage(String(output[..<slash])), named: String(output[output.index(after: slash)...]),
+                                 key: encryption, cipher: copyCipher, options: options)
+            }
             if let replacement {
                 try replacement.using(inUse: { $0.mayOpen(output, cipher: copyCipher ?? current ?? .sqlcipher4) }, note: printError) { _ in try backUp() }
             } else {

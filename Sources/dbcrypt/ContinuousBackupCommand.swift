@@ -3,29 +3,30 @@ import DBCrypt
 import Dispatch
 import Foundation
 
-/// `dbcrypt backup continuous`: every commit to a directory, until stopped.
+/// `dbcrypt backup continuous`: every commit to a directory or S3, until stopped.
 /// The first spelling, `dbcrypt backup DB --continuous`, still works.
 struct ContinuousBackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "continuous",
-        abstract: "Ship every commit of a database in WAL mode to a directory, until stopped.",
+        abstract: "Ship every commit of a database in WAL mode to a directory or S3, until stopped.",
         discussion: """
-            --output is a directory that receives every commit as it is made: the log's frames \
-            every --interval seconds and a full snapshot every --snapshot-every seconds, \
-            encrypted and authenticated as the database is, so the directory never holds a key \
-            or a plaintext byte. It runs until stopped (Ctrl-C or SIGTERM ship the last commits \
+            --output is a directory, or s3://BUCKET/PREFIX in S3-compatible storage, that receives \
+            every commit as it is made: the log's frames every --interval seconds and a full \
+            snapshot every --snapshot-every seconds, encrypted and authenticated as the database \
+            is, so the destination never holds a key or a plaintext byte. It runs until stopped (Ctrl-C or SIGTERM ship the last commits \
             first), or ships once with --once. While it runs, no checkpoint of any connection can \
             overwrite a commit it has not shipped. dbcrypt restore rebuilds the database as of \
             any commit shipped. (dbcrypt backup DB --continuous is the same command.)
 
             Example:
               dbcrypt backup continuous app.db -o /mnt/backup/app --key-env APP_KEY
+              dbcrypt backup continuous app.db -o s3://backups/app --endpoint http://127.0.0.1:7480 --key-env APP_KEY
             """)
 
     @Argument(help: "The database to back up.")
     var database: String
 
-    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The directory that receives the backup.", valueName: "PATH"))
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The directory, or s3://BUCKET/PREFIX, that receives the backup.", valueName: "PATH|URL"))
     var output: String
 
     @Option(help: ArgumentHelp("Seconds between shipments (default 1).", valueName: "SECONDS"))
@@ -44,6 +45,7 @@ struct ContinuousBackupCommand: ParsableCommand {
                                valueName: "FILE"))
     var receipt: String?
 
+    @OptionGroup(title: "S3 storage") var storage: StorageOptions
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
@@ -81,16 +83,19 @@ struct ContinuousBackupCommand: ParsableCommand {
         options.shipped = { Self.report($0) }
         let stop = DispatchSemaphore(value: 0)
         options.failed = { error in
-            // The database replaced ends the backup: stop() says so, and the status is not 0.
-            if case BackupError.databaseReplaced = error {
+            // The database replaced, or another writer at the destination, ends the
+            // backup: stop() says so, and the status is not 0.
+            switch error {
+            case BackupError.databaseReplaced, BackupError.destinationInUse:
                 stop.signal()
                 return
+            default: break
             }
             // A receipt not written is said; the backup goes on.
             if case BackupError.receiptNotWritten = error { return printError("\(error)") }
             printError("\(error) Trying again in \(interval ?? 1) s.")
         }
-        let storage = try DirectoryBackupStorage(path: destination)
+        let storage = try storage.storage(destination)
         let backup = try ContinuousBackup(path: database, key: key, cipher: cipher, storage: storage, options: options)
         guard !once else { return try backup.stop() }
         var sources: [DispatchSourceSignal] = []

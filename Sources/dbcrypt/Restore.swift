@@ -18,9 +18,10 @@ struct Restore: ParsableCommand {
             Example:
               dbcrypt restore /mnt/backup/app -o app.db --key-env APP_KEY
               dbcrypt restore /mnt/backup/app -o app-yesterday.db --at 2026-11-25T18:00:00Z --key-env APP_KEY
+              dbcrypt restore s3://backups/app -o app.db --endpoint http://127.0.0.1:7480 --key-env APP_KEY
             """)
 
-    @Argument(help: "The directory a continuous backup ships to.")
+    @Argument(help: ArgumentHelp("The directory, or s3://BUCKET/PREFIX, a continuous backup ships to.", valueName: "destination"))
     var destination: String
 
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write the database.", valueName: "PATH"))
@@ -43,6 +44,7 @@ struct Restore: ParsableCommand {
                                valueName: "RECEIPT"))
     var expectAtLeast: String?
 
+    @OptionGroup(title: "S3 storage") var storage: StorageOptions
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
@@ -58,7 +60,7 @@ struct Restore: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard destination.hasPrefix("s3://") || FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory) && isDirectory.boolValue else {
                 throw CLIError("No backup directory at \(destination): give the directory dbcrypt backup --continuous wrote.")
             }
             let target: ContinuousBackup.RestoreTarget = if let commit { .commit(commit) } else if let at { .time(Self.time(at)!) } else { .latest }
@@ -66,7 +68,7 @@ struct Restore: ParsableCommand {
             let databaseKey = try key.key(prompt: "Key for the database backed up in \(destination): ")
             var options = ExportOptions()
             options.replaceExisting = force
-            let storage = try DirectoryBackupStorage(path: destination)
+            let storage = try storage.storage(destination)
             let restored = try ContinuousBackup.restore(from: storage, key: databaseKey, cipher: cipher.settings, to: output, target: target,
                                                         expecting: receipt, options: options)
             if let problem = restored.problem {

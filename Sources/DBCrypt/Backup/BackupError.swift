@@ -2,6 +2,10 @@
 public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The destination could not be read or written.
     case storageFailed(location: String, reason: String)
+    /// The destination refused the request for good (a wrong credential,
+    /// no such bucket, a permission missing, a clock that is off): `reason`
+    /// says which, and what to change. Retrying does not help.
+    case storageRefused(location: String, reason: String)
     /// An object listed a moment before is not there (a backup pruning
     /// removed it, or another process deleted it).
     case objectNotFound(location: String)
@@ -41,6 +45,8 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .storageFailed(location, reason):
             "The backup destination \(location) failed: \(reason). Check that it is mounted and writable."
+        case let .storageRefused(location, reason):
+            "The backup destination \(location) refused the request: \(reason)."
         case let .objectNotFound(location):
             "\(location) is not there: it was listed, then removed (a running backup prunes old records); try again."
         case let .destinationFull(location):
@@ -81,7 +87,7 @@ extension BackupError: DBCryptError {
         case .damaged, .notAsExpected: .damaged
         case .objectNotFound, .noBackup, .noSuchCommit: .notFound
         case .objectExists: .exists
-        case .storageFailed, .destinationFull, .destinationInUse, .databaseReplaced, .receiptNotWritten, .receiptUnreadable: .storage
+        case .storageFailed, .storageRefused, .destinationFull, .destinationInUse, .databaseReplaced, .receiptNotWritten, .receiptUnreadable: .storage
         case .notAReceipt: .misuse
         }
     }

@@ -47,11 +47,21 @@ public protocol BackupStorage: Sendable {
     ///
     /// - throws: ``BackupError/storageFailed(location:reason:)``.
     func delete(_ name: String) throws
+    /// Removes the objects named `names`, in one request where the storage
+    /// has one (S3's `DeleteObjects`); names not there are skipped.
+    ///
+    /// - throws: ``BackupError/storageFailed(location:reason:)``; some may be removed already.
+    func delete(_ names: [String]) throws
     /// Where the objects are, for messages: a path or a URL, never a credential.
     var location: String { get }
 }
 
 extension BackupStorage {
+    /// Removes each object of `names`, one at a time.
+    public func delete(_ names: [String]) throws {
+        for name in names { try delete(name) }
+    }
+
     /// What `open` makes of the first object of `names` it accepts, fetched
     /// in order; nil when objects were read and none was accepted (another
     /// key's records, or damaged ones). A key is called wrong only then:
@@ -74,6 +84,21 @@ extension BackupStorage {
         }
         if !anyRead, let failure { throw failure }
         return nil
+    }
+}
+
+/// The names a backup gives its objects.
+package enum BackupObjectName {
+    /// `name`, when it is letters, digits, `-`, `_` and `.`, not starting
+    /// with `.`: a name is never a path, nor a key outside a prefix.
+    ///
+    /// - throws: ``BackupError/storageFailed(location:reason:)`` for any other name.
+    package static func valid(_ name: String) throws -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        guard !name.isEmpty, !name.hasPrefix("."), name.allSatisfy({ allowed.contains($0) }) else {
+            throw BackupError.storageFailed(location: name, reason: "it is not an object name")
+        }
+        return name
     }
 }
 
@@ -234,14 +259,7 @@ public struct DirectoryBackupStorage: BackupStorage {
 
     private func objectPath(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
 
-    /// Names are letters, digits, `-`, `_` and `.`, not starting with `.`: a
-    /// name is never a path.
-    private static func requireValid(_ name: String) throws {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        guard !name.isEmpty, !name.hasPrefix("."), name.allSatisfy({ allowed.contains($0) }) else {
-            throw BackupError.storageFailed(location: name, reason: "it is not an object name")
-        }
-    }
+    private static func requireValid(_ name: String) throws { _ = try BackupObjectName.valid(name) }
 
     private static func reason(_ error: Error) -> String {
         (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription

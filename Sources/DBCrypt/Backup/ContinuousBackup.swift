@@ -111,7 +111,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
     private let stopped = Mutex(false)
-    /// What ended the backup by itself (its database replaced), for ``stop()`` to throw.
+    /// What ended the backup by itself (its database replaced, another writer at the destination), for ``stop()`` to throw.
     private let ending = Mutex<BackupError?>(nil)
     /// The backup is the destination's one writer while it runs.
     private let claim: BackupWriterClaim
@@ -473,10 +473,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         let cutoff = now > UInt64(retention) ? now - UInt64(retention) : 0
         let catalog = try BackupCatalog(storage)
         guard let keep = catalog.snapshots.last(where: { $0.time <= cutoff && $0.isComplete }) else { return }
-        for entry in catalog.entries where entry.number < keep.firstNumber {
-            try storage.delete(entry.name)
-        }
-        for entry in catalog.superseded { try storage.delete(entry.name) }
+        try storage.delete(catalog.entries.filter { $0.number < keep.firstNumber }.map(\.name) + catalog.superseded.map(\.name))
     }
 
     // MARK: - Resuming
@@ -543,7 +540,15 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     private func put(_ record: inout BackupRecord, payload: Data) throws {
         let object = try record.seal(payload: payload, with: authenticator)
-        try storage.put(record.name, object)
+        do {
+            try storage.put(record.name, object)
+        } catch BackupError.destinationInUse(let location) {
+            // The storage's claim was taken over (an S3 lease that lapsed): another writer ships now.
+            let error = BackupError.destinationInUse(location: location)
+            ending.withLock { $0 = error }
+            end()
+            throw error
+        }
         state.nextNumber += 1
         state.previousMAC = record.mac
     }
