@@ -12,6 +12,11 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The destination has no room for the next object; nothing was lost
     /// from the database, and shipping resumes when there is room.
     case destinationFull(location: String)
+    /// The log grew past ``ContinuousBackup/Options/maximumBacklog`` while
+    /// the destination could not be written: the backup let go of it, so
+    /// the app's log stays bounded, and begins with a new snapshot once
+    /// the destination takes writes again.
+    case backlogTooLarge(location: String, bytes: Int64)
     /// Another backup writes to the destination now: a destination has one writer at a time.
     case destinationInUse(location: String)
     /// An object of that name is already there, and objects are never
@@ -51,6 +56,8 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(location) is not there: it was listed, then removed (a running backup prunes old records); try again."
         case let .destinationFull(location):
             "The backup destination \(location) is full: free space there; the database keeps what is not shipped until then."
+        case let .backlogTooLarge(location, bytes):
+            "\(location) could not be written while the database's log grew to \(bytes / 1_048_576) MiB: the backup let go of the commits not shipped so checkpoints go on, and begins with a new snapshot once \(location) takes writes again."
         case let .destinationInUse(location):
             "Another backup is writing to \(location): stop it first, or back up to another destination."
         case let .objectExists(location):
@@ -87,7 +94,7 @@ extension BackupError: DBCryptError {
         case .damaged, .notAsExpected: .damaged
         case .objectNotFound, .noBackup, .noSuchCommit: .notFound
         case .objectExists: .exists
-        case .storageFailed, .storageRefused, .destinationFull, .destinationInUse, .databaseReplaced, .receiptNotWritten, .receiptUnreadable: .storage
+        case .storageFailed, .storageRefused, .destinationFull, .backlogTooLarge, .destinationInUse, .databaseReplaced, .receiptNotWritten, .receiptUnreadable: .storage
         case .notAReceipt: .misuse
         }
     }

@@ -66,6 +66,14 @@ public final class ContinuousBackup: @unchecked Sendable {
         /// last one. ``BackupReceipt/init(contentsOf:)`` reads it back, for
         /// a restore's `expecting`. Default: nil, no file.
         public var receiptPath: String?
+        /// How large the log may grow while the destination cannot be
+        /// written: until then no checkpoint copies past what is unshipped,
+        /// so no commit is lost. Past it the backup lets go, reports
+        /// ``BackupError/backlogTooLarge(location:bytes:)`` to `failed`, and
+        /// begins with a new snapshot once the destination takes writes
+        /// again; the commits made meanwhile are in that snapshot, but not
+        /// each on its own. The app's commits succeed either way. Default: 1 GiB.
+        public var maximumBacklog: Int64 = 1 << 30
 
         /// The defaults.
         public init() {}
@@ -110,6 +118,8 @@ public final class ContinuousBackup: @unchecked Sendable {
     private let roundState = Mutex((running: false, failed: false))
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
+    /// Where the last round that succeeded left the log, for ``lag()``.
+    let shipping = Mutex(Position())
     private let stopped = Mutex(false)
     /// What ended the backup by itself (its database replaced, another writer at the destination), for ``stop()`` to throw.
     private let ending = Mutex<BackupError?>(nil)
@@ -202,6 +212,7 @@ public final class ContinuousBackup: @unchecked Sendable {
             } catch {
                 if self.ending.withLock({ $0 }) != nil { self.timer?.cancel() }
                 self.report(error)
+                self.letGoIfTheBacklogIsTooLarge()
             }
         }
         timer.resume()
@@ -351,6 +362,7 @@ public final class ContinuousBackup: @unchecked Sendable {
             throw error
         }
         roundState.withLock { $0.running = true }
+        let started = Date()
         var succeeded = false
         defer { roundState.withLock { $0 = (running: false, failed: !succeeded) } }
         try Self.beginRead(next)
@@ -367,6 +379,36 @@ public final class ContinuousBackup: @unchecked Sendable {
         Self.endRead(held)
         swap(&held, &next)
         succeeded = true
+        recordPosition(caughtUp: started)
+    }
+
+    /// Keeps where the shipping is in the log for ``lag()``; `caughtUp`
+    /// when a round shipped all that was committed when it began.
+    private func recordPosition(caughtUp: Date? = nil) {
+        shipping.withLock { position in
+            position.generation = state.generation
+            position.frame = state.nextFrame
+            position.seed = state.seed
+            if let caughtUp {
+                position.caughtUp = caughtUp
+                position.lettingGo = false
+            }
+        }
+    }
+
+    /// Past ``Options/maximumBacklog`` bytes of log, while rounds fail:
+    /// lets go of both reads (checkpoints copy the log again, and may start
+    /// it over), says so once, and has the next round that reaches the
+    /// destination take a snapshot. On `queue`.
+    private func letGoIfTheBacklogIsTooLarge() {
+        guard !state.needsSnapshot, !stopped.withLock({ $0 }) else { return }
+        var status = stat()
+        guard stat(path + "-wal", &status) == 0, Int64(status.st_size) > options.maximumBacklog else { return }
+        Self.endRead(held)
+        Self.endRead(next)
+        state.needsSnapshot = true
+        shipping.withLock { $0.lettingGo = true }
+        report(BackupError.backlogTooLarge(location: storage.location, bytes: Int64(status.st_size)))
     }
 
     private func shipFrames() throws {
@@ -413,6 +455,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         state.nextFrame += frames.frameCount
         state.seed = frames.end
         state.nextCommit += UInt64(frames.commits.count)
+        recordPosition()
         shippedCommit.withLock { $0 = ShippedCommit(record, commit: record.lastCommit) }
         report(lastShipped!)
     }
@@ -460,6 +503,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         (state.nextFrame, state.seed) = position
         if startsOver { state.nextCommit += 1 }
         state.needsSnapshot = false
+        recordPosition()
         lastSnapshot = Date()
         shippedCommit.withLock { $0 = ShippedCommit(lastPart!, commit: commit) }
         report(lastShipped!)
