@@ -1,5 +1,5 @@
 # The project's verbs. Each one installs what is missing first.
-.PHONY: demo test build bootstrap bench bench-pages bench-scale profile sanitize fuzz kill-tests example vapor-example fluent-interop
+.PHONY: demo test build bootstrap bench bench-s3 bench-pages bench-scale profile sanitize fuzz kill-tests example vapor-example fluent-interop
 
 bootstrap:
 	@scripts/bootstrap
@@ -72,6 +72,7 @@ else
 	.build/release/DBCryptBenchmarks export --rounds 5
 	.build/release/DBCryptBenchmarks pool --rounds 5
 	.build/release/DBCryptBenchmarks backup --rounds 5
+	@$(MAKE) --no-print-directory bench-s3
 	.build/release/DBCryptBenchmarks observe --rounds 15
 	.build/release/DBCryptBenchmarks provider --rounds 11
 	@# SwiftPM may keep a stale build plan of a path dependency (DBCrypt)
@@ -85,6 +86,18 @@ else
 	swift build -c release --package-path Benchmarks/FluentComparison
 	Benchmarks/FluentComparison/.build/release/FluentComparison bench --rounds 5
 endif
+
+## bench-s3: W12, continuous backup to the local radosgw that scripts/s3-server
+## starts: a writer's commits/s with no backup, a directory's and the
+## bucket's; requests per minute at 100 commits/s; restoring 256 MiB from
+## the bucket against boto3 downloading the same objects (boto3 in a venv
+## under the build folder). About 3 minutes.
+bench-s3: bootstrap
+	scripts/s3-server start
+	test -x .build/bench-venv/bin/python || python3 -m venv .build/bench-venv
+	.build/bench-venv/bin/python -c "import boto3" 2>/dev/null || .build/bench-venv/bin/pip install -q boto3
+	swift build -c release --product DBCryptBenchmarks
+	. .build/s3-server/env && .build/release/DBCryptBenchmarks s3 --rounds 3 --python .build/bench-venv/bin/python
 
 ## bench-pages: W9, the page reader's verify and decrypt throughput against
 ## this machine's crypto floor (openssl speed), on 256 MiB and on 2 GiB with

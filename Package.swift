@@ -108,7 +108,7 @@ let package = Package(
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(
             name: "DBCryptBenchmarks",
-            dependencies: ["DBCrypt", "DBCryptKeyStore", "CSQLCipher", "CCipherProvider", "SQLCipherFormat", "CPrimitives"],
+            dependencies: ["DBCrypt", "DBCryptKeyStore", "DBCryptS3", "CSQLCipher", "CCipherProvider", "SQLCipherFormat", "CPrimitives"],
             path: "Benchmarks/DBCryptBenchmarks"
         ),
         // A child process the tests kill mid-way or run under a file-size limit.

@@ -149,7 +149,7 @@ private func restoreBenchmark(dir: URL, path: String, key: DatabaseKey, hex: Str
 }
 
 /// Single-row commits through `pool` for `window` seconds: commits per second.
-private func commitRate(_ pool: DatabasePool, for window: Double) throws -> Double {
+func commitRate(_ pool: DatabasePool, for window: Double) throws -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     var commits = 0
     while Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < window {

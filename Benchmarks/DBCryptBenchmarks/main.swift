@@ -11,6 +11,8 @@
 //   DBCryptBenchmarks pool [--rounds N]                         W6
 //   DBCryptBenchmarks backup [--rounds N] [--rows N]           W10
 //   DBCryptBenchmarks observe [--rounds N]                      W7
+//   DBCryptBenchmarks s3 [--rounds N] [--megabytes N] [--python PATH]   W12: continuous backup to the
+//       radosgw of scripts/s3-server (its settings in the environment)
 //   DBCryptBenchmarks pages [--rounds N] [--megabytes N]        W9: the page reader
 //   DBCryptBenchmarks scale --dbcrypt PATH [--gigabytes 1,2]   migrate, decrypt, check at scale
 //   DBCryptBenchmarks measure CONFIG ROWS
@@ -44,6 +46,9 @@ case "observe":
     try await runObservationBenchmark(rounds: option("--rounds", default: 5))
 case "backup":
     try runBackupBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
+case "s3":
+    let python = arguments.firstIndex(of: "--python").map { arguments[$0 + 1] } ?? "python3"
+    try runS3BackupBenchmark(rounds: option("--rounds", default: 3), megabytes: option("--megabytes", default: 256), python: python)
 case "export":
     try runExportBenchmark(rounds: option("--rounds", default: 3), rows: option("--rows", default: 100_000))
 case "profile-insert":

@@ -65,6 +65,11 @@ public struct S3BackupStorage: BackupStorage {
         lease = S3WriterLease(client: client, duration: options.leaseDuration)
     }
 
+    /// The requests this storage (and its copies) sent, by kind: `PUT`,
+    /// `GET`, `LIST`, `DELETE`, `POST` (multipart uploads and batch
+    /// deletes), retries included. Object storage bills per request.
+    public var requestCounts: [String: Int] { client.requestCounts }
+
     public func put(_ name: String, _ data: Data) throws {
         let key = s3.key(try BackupObjectName.valid(name))
         try lease.renewIfDue()

@@ -29,6 +29,9 @@ final class S3Client: Sendable {
     private let session: URLSession
     private let maximumAttempts: Int
     private let timeout: Duration
+    /// Requests sent, by kind (`PUT`, `GET`, `LIST`, `DELETE`, `POST`),
+    /// retries included: what a bill counts.
+    private let sent = Mutex<[String: Int]>([:])
 
     init(location: S3Location, credentials: S3Credentials, maximumAttempts: Int, timeout: Duration) {
         self.location = location
@@ -76,12 +79,17 @@ final class S3Client: Sendable {
         }
     }
 
+    /// Requests sent so far, by kind (`LIST` is a GET of the bucket).
+    var requestCounts: [String: Int] { sent.withLock { $0 } }
+
     /// Where `key` is, for messages: `s3://BUCKET/KEY`.
     func describe(_ key: String?) -> String { "s3://\(location.bucket)" + (key.map { "/" + $0 } ?? "") }
 
     /// One attempt: signed now, sent, waited for.
     private func once(_ method: String, key: String?, query: [(name: String, value: String)], headers: [(name: String, value: String)],
                       body: Data) throws(URLError) -> Response {
+        let kind = key == nil && method == "GET" ? "LIST" : method
+        sent.withLock { $0[kind, default: 0] += 1 }
         let (url, host, path) = address(key: key, query: query)
         let payloadHash = body.withUnsafeBytes { sha256($0) }.map { Hex.encode($0) } ?? ""
         var signed = headers
