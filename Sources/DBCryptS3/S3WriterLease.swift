@@ -1,4 +1,5 @@
 import DBCrypt
+import DBCryptCore
 import Foundation
 import Synchronization
 
@@ -124,11 +125,12 @@ final class S3WriterLease: Sendable {
     /// radosgw matches `If-Match` only against an ETag without its quotes.
     private static func unquoted(_ etag: String) -> String { etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
 
-    /// What a lease says: who holds it and until when.
+    /// What a lease says: who holds it and until when. The machine is a
+    /// SHA-256 of its host name and boot, so the bucket's holder learns
+    /// neither: only whether two writers ran on one machine since its boot.
     struct Holder: Sendable {
         var id: String
-        var host: String
-        var boot: String
+        var machine: String
         var process: Int32
         var expires: Date
 
@@ -136,22 +138,26 @@ final class S3WriterLease: Sendable {
         static func this() -> Holder {
             let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            return Holder(id: UUID().uuidString, host: ProcessInfo.processInfo.hostName, boot: boot, process: getpid(), expires: Date())
+            // Without a boot id (not Linux) no machine is ever the same: a killed writer's lease lapses.
+            let machine = boot.isEmpty ? UUID().uuidString : Data("\(ProcessInfo.processInfo.hostName)\n\(boot)".utf8).withUnsafeBytes {
+                sha256($0).map { Hex.encode($0) } ?? UUID().uuidString
+            }
+            return Holder(id: UUID().uuidString, machine: machine, process: getpid(), expires: Date())
         }
 
         /// The lease document `data`, or nil when it is not one.
         init?(_ data: Data) {
             let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            guard lines.count >= 6, lines[0] == "dbcrypt writer lease 1", let process = Int32(lines[4]), let milliseconds = Double(lines[5]) else { return nil }
-            self.init(id: lines[1], host: lines[2], boot: lines[3], process: process, expires: Date(timeIntervalSince1970: milliseconds / 1000))
+            guard lines.count >= 5, lines[0] == "dbcrypt writer lease 1", let process = Int32(lines[3]), let milliseconds = Double(lines[4]) else { return nil }
+            self.init(id: lines[1], machine: lines[2], process: process, expires: Date(timeIntervalSince1970: milliseconds / 1000))
         }
 
-        init(id: String, host: String, boot: String, process: Int32, expires: Date) {
-            (self.id, self.host, self.boot, self.process, self.expires) = (id, host, boot, process, expires)
+        init(id: String, machine: String, process: Int32, expires: Date) {
+            (self.id, self.machine, self.process, self.expires) = (id, machine, process, expires)
         }
 
         var document: Data {
-            Data("dbcrypt writer lease 1\n\(id)\n\(host)\n\(boot)\n\(process)\n\(Int64(expires.timeIntervalSince1970 * 1000))\n".utf8)
+            Data("dbcrypt writer lease 1\n\(id)\n\(machine)\n\(process)\n\(Int64(expires.timeIntervalSince1970 * 1000))\n".utf8)
         }
 
         /// Whether this lease no longer holds: it ran out, or its process
@@ -159,7 +165,7 @@ final class S3WriterLease: Sendable {
         func hasEnded(seenAt now: Date) -> Bool {
             if expires.addingTimeInterval(S3WriterLease.margin) < now { return true }
             let this = Holder.this()
-            guard host == this.host, !boot.isEmpty, boot == this.boot else { return false }
+            guard machine == this.machine else { return false }
             return process != this.process && kill(process, 0) != 0 && errno == ESRCH
         }
     }

@@ -107,7 +107,7 @@ final class S3ContinuousBackupTests: XCTestCase {
         // Another writer takes the lease over (as one would once this one's lapsed):
         // this one's next write renews first, finds it, and the backup ends.
         let taken = try rawClient(storage).send("PUT", key: storage.s3.key(".writer"),
-                                                body: Data("dbcrypt writer lease 1\nother\nother-host\nboot\n1\n\(Int64(Date().timeIntervalSince1970 * 1000) + 60_000)\n".utf8))
+                                                body: Data("dbcrypt writer lease 1\nother\nanother-machine\n1\n\(Int64(Date().timeIntervalSince1970 * 1000) + 60_000)\n".utf8))
         XCTAssertEqual(taken.status, 200)
         var last = (commit: shipped.commit, rows: 4)
         let stopped = waitUntil(timeout: 10, every: 0.05) {
