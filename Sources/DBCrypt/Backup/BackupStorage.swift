@@ -7,10 +7,10 @@ import Synchronization
 /// cannot be trusted with the data can hold them.
 ///
 /// The four operations are those every object store has: a directory
-/// (``DirectoryBackupStorage``, on another disk or a mounted share) is the
-/// first implementation; S3's `PutObject`, `GetObject`, `ListObjectsV2` and
-/// `DeleteObject` map one to one (an upload is atomic there, as the rename
-/// is here).
+/// (``DirectoryBackupStorage``, on another disk or a mounted share) and a
+/// bucket in S3-compatible storage (`S3BackupStorage`, in DBCryptS3: S3's
+/// `PutObject`, `GetObject`, `ListObjectsV2` and `DeleteObjects`; an upload
+/// is atomic there, as the rename is here).
 ///
 /// ```swift
 /// let storage = try DirectoryBackupStorage(path: "/mnt/backup/notes")
@@ -22,7 +22,10 @@ public protocol BackupStorage: Sendable {
     ///
     /// - throws: ``BackupError/objectExists(location:)`` when an object of
     ///   that name is there, ``BackupError/destinationFull(location:)`` when
-    ///   there is no room, ``BackupError/storageFailed(location:reason:)`` otherwise.
+    ///   there is no room, ``BackupError/destinationInUse(location:)`` when
+    ///   this writer's claim was taken over (a continuous backup then ends),
+    ///   ``BackupError/storageRefused(location:reason:)`` when the
+    ///   destination refuses for good, ``BackupError/storageFailed(location:reason:)`` otherwise.
     func put(_ name: String, _ data: Data) throws
     /// Makes the caller the destination's one writer until the claim is
     /// released, or its process ends (a writer killed leaves no claim

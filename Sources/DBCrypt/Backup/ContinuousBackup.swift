@@ -428,13 +428,17 @@ public final class ContinuousBackup: @unchecked Sendable {
         pageSize = generation.pageSize
         guard !state.needsSnapshot else { return }
         // A backlog (the destination was down) goes in records of about 16 MiB.
+        let limit = max(1, (16 << 20) / (WriteAheadLogFrame.headerSize + pageSize))
         while true {
             let frames = try DatabaseError.translating { () throws(FileError) in
-                try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed,
-                                         limit: max(1, (16 << 20) / (WriteAheadLogFrame.headerSize + pageSize)))
+                try CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed, limit: limit)
             }
             guard !frames.commits.isEmpty else { return }
             try ship(frames)
+            // What was committed while that record was written waits for the
+            // next round: chasing the writer would ship a record per commit
+            // or two, and a bill counts requests.
+            guard frames.frameCount >= limit else { return }
         }
     }
 
