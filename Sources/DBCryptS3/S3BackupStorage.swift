@@ -77,14 +77,10 @@ public struct S3BackupStorage: BackupStorage {
             try putInParts(key, data)
             return
         }
-        var retried = false
-        let response = try client.send("PUT", key: key, headers: [("if-none-match", "*")], body: data) { response, isRetry in
-            retried = retried || isRetry
-            return response.status < 500
-        }
+        let response = try client.send("PUT", key: key, headers: [("if-none-match", "*")], body: data)
         switch response.status {
         case 200..<300: return
-        case 412 where retried && (try? get(name)) == data: return   // an earlier attempt landed
+        case 412 where response.attempts > 1 && (try? get(name)) == data: return   // an earlier attempt landed
         case 412: throw BackupError.objectExists(location: client.describe(key))
         default: throw failure(response, key: key, doing: "write objects")
         }
@@ -97,14 +93,10 @@ public struct S3BackupStorage: BackupStorage {
     /// which ``list()`` skips and ``delete(_:)`` removes with the record.
     private func putInParts(_ key: String, _ data: Data) throws {
         let name = String(key.dropFirst(s3.keyPrefix.count))
-        var retried = false
-        let claim = try client.send("PUT", key: s3.key(Self.claimPrefix + name), headers: [("if-none-match", "*")]) { response, isRetry in
-            retried = retried || isRetry
-            return response.status < 500
-        }
+        let claim = try client.send("PUT", key: s3.key(Self.claimPrefix + name), headers: [("if-none-match", "*")])
         switch claim.status {
         case 200..<300: break
-        case 412 where retried: break   // an earlier attempt of this claim landed
+        case 412 where claim.attempts > 1: break   // an earlier attempt of this claim landed
         case 412:
             // Claimed before: by this writer, whose upload failed (the record is not there), or by another.
             guard (try? get(name)) == nil else { throw BackupError.objectExists(location: client.describe(key)) }
@@ -130,17 +122,13 @@ public struct S3BackupStorage: BackupStorage {
             var document = "<CompleteMultipartUpload>"
             for part in parts { document += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(Self.escaped(part.etag))</ETag></Part>" }
             document += "</CompleteMultipartUpload>"
-            var retried = false
             let response = try client.send("POST", key: key, query: [("uploadId", upload)], headers: [("if-none-match", "*")],
-                                           body: Data(document.utf8)) { response, isRetry in
-                retried = retried || isRetry
-                return response.status < 500 && S3XML(response.body)?.root != "Error"
-            }
+                                           body: Data(document.utf8)) { $0.status == 200 && S3XML($0.body)?.root == "Error" }
             // A 200 whose body is an error is a failure (S3 says so once the upload took long).
             let failed = S3XML(response.body)?.root == "Error"
             switch response.status {
             case 200 where !failed: return
-            case 404 where retried && response.errorCode == "NoSuchUpload":
+            case 404 where response.attempts > 1 && response.errorCode == "NoSuchUpload":
                 // An earlier attempt completed it: the object must be there now, whole.
                 guard (try? get(name)) == data else { throw failure(response, key: key, doing: "write objects") }
                 return

@@ -17,6 +17,9 @@ final class S3Client: Sendable {
         var status: Int
         var headers: [String: String]
         var body: Data
+        /// How many times the request was sent: more than 1 when an earlier
+        /// attempt failed, and may yet have reached the server.
+        var attempts = 1
 
         /// The error document's `Code` (`NoSuchKey`, `AccessDenied`...), if any.
         var errorCode: String? { S3XML(body)?.first("Code") }
@@ -50,27 +53,24 @@ final class S3Client: Sendable {
     deinit { session.finishTasksAndInvalidate() }
 
     /// Sends a request for `key` (nil: the bucket itself) and returns the
-    /// response that ended it: a success, or a failure that does not pass by
-    /// retrying. `isRetry` tells the caller's check whether an earlier
-    /// attempt may have reached the server.
+    /// response that ended it: a success, or a failure that does not pass
+    /// by retrying (or the last, after ``maximumAttempts``). Its
+    /// ``Response/attempts`` tells whether an earlier attempt may have
+    /// reached the server. `retrying` names more responses to retry (a 200
+    /// whose body is an error, which S3 sends for a long CompleteMultipartUpload).
     ///
     /// - throws: ``BackupError/storageFailed(location:reason:)`` when the
-    ///   service could not be reached, or kept failing, on every attempt.
+    ///   service could not be reached on any attempt.
     func send(_ method: String, key: String?, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
-              body: Data = Data(), accept: (Response, _ isRetry: Bool) throws -> Bool = { response, _ in response.status < 500 }) throws -> Response {
+              body: Data = Data(), retrying: (Response) -> Bool = { _ in false }) throws -> Response {
         var attempt = 0
         while true {
             attempt += 1
-            let outcome: Result<Response, URLError>
             do {
-                outcome = .success(try once(method, key: key, query: query, headers: headers, body: body))
+                var response = try once(method, key: key, query: query, headers: headers, body: body)
+                response.attempts = attempt
+                if !(Self.passes(response) || retrying(response)) || attempt >= maximumAttempts { return response }
             } catch {
-                outcome = .failure(error)
-            }
-            switch outcome {
-            case .success(let response):
-                if try accept(response, attempt > 1) || !Self.passes(response) || attempt >= maximumAttempts { return response }
-            case .failure(let error):
                 guard Self.passes(error), attempt < maximumAttempts else {
                     throw BackupError.storageFailed(location: describe(key), reason: Self.reason(error, attempts: attempt))
                 }

@@ -70,6 +70,16 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
         return try contents.withUnsafeBytes { parse($0, path: path, profile: profile) }.get()
     }
 
+    /// Profile `profile` of `text`, written as AWS's shared credentials
+    /// file (``fromFile(_:profile:)``): what a key store keeps for them.
+    /// `source` names where the text came from, in errors.
+    ///
+    /// - throws: ``S3CredentialsError/noProfile(path:profile:)`` or
+    ///   ``S3CredentialsError/incomplete(source:missing:)``.
+    public init(credentialsText text: UnsafeRawBufferPointer, source: String, profile: String = "default") throws(S3CredentialsError) {
+        self = try Self.parse(text, path: source, profile: profile).get()
+    }
+
     /// The credentials of `profile` in the credentials file `bytes`, read from `path`.
     private static func parse(_ bytes: UnsafeRawBufferPointer, path: String, profile: String) -> Result<S3Credentials, S3CredentialsError> {
         do throws(S3CredentialsError) {
@@ -134,7 +144,7 @@ public enum S3CredentialsError: Error, Equatable, Sendable, CustomStringConverti
     case incomplete(source: String, missing: String)
     /// The credentials file cannot be read.
     case unreadable(path: String, reason: String)
-    /// The credentials file has no section for the profile.
+    /// The credentials file (or key store item) has no section for the profile.
     case noProfile(path: String, profile: String)
 
     public var description: String {
@@ -146,7 +156,7 @@ public enum S3CredentialsError: Error, Equatable, Sendable, CustomStringConverti
         case let .unreadable(path, reason):
             "The S3 credentials file \(path) cannot be read: \(reason)."
         case let .noProfile(path, profile):
-            "The S3 credentials file \(path) has no profile [\(profile)]: add it, or set AWS_PROFILE to one it has."
+            "The S3 credentials in \(path) have no profile [\(profile)]: add it, or set AWS_PROFILE to one they have."
         }
     }
 }

@@ -97,17 +97,13 @@ final class S3WriterLease: Sendable {
     private func write(_ condition: (String, String)) throws -> Bool {
         var lease = writer
         lease.expires = Date().addingTimeInterval(duration)
-        var retried = false
-        let response = try client.send("PUT", key: key, headers: [condition], body: lease.document) { response, isRetry in
-            retried = retried || isRetry
-            return response.status < 500
-        }
+        let response = try client.send("PUT", key: key, headers: [condition], body: lease.document)
         switch response.status {
         case 200..<300:
             guard let etag = response.headers["etag"] else { throw BackupError.storageFailed(location: client.describe(key), reason: "the lease has no ETag") }
             held.withLock { $0 = (Self.unquoted(etag), lease.expires) }
             return true
-        case 412 where retried:
+        case 412 where response.attempts > 1:
             // An earlier attempt may have landed: the lease is this writer's if it says so.
             let current = try client.send("GET", key: key)
             guard current.status == 200, let holder = Holder(current.body), holder.id == writer.id, let etag = current.headers["etag"] else { return false }

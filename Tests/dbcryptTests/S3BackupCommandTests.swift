@@ -115,6 +115,42 @@ final class S3BackupCommandTests: XCTestCase {
                       skewed.2)
     }
 
+    /// The access key from a key store: an item of the Secret Service (a
+    /// real gnome-keyring in a private session) or a service credential,
+    /// each holding what a credentials file holds; none in the environment.
+    func testCredentialsFromTheSecretServiceAndAServiceCredential() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        let pool = try DatabasePool(path: path, key: testKey)
+        try pool.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)") }
+        try pool.close()
+        let text = "[default]\naws_access_key_id = \(server.accessKeyID)\naws_secret_access_key = \(server.secretAccessKey)\n"
+        var environment = keyEnvironment.merging(["AWS_ENDPOINT_URL": server.endpoint, "AWS_REGION": server.region, "HOME": dir.path]) { $1 }
+
+        let session = try KeyringSession()
+        addTeardownBlock { session.end() }
+        XCTAssertEqual(try session.secretTool(["store", "--label=s3", "service", "dbcrypt-s3", "account", "backups"], input: text).status, 0)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = session.busAddress
+        let removing = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE"]
+        let fromKeyring = try dbcrypt(["backup", "continuous", path, "--once", "-o", server.freshLocation("cli"), "--key-env", "KEY",
+                                       "--s3-keyring", "dbcrypt-s3/backups"], environment: environment, removing: removing)
+        XCTAssertEqual(fromKeyring.status, 0, fromKeyring.stderr)
+        try assertNoSecret(fromKeyring)
+
+        let credentials = dir.appendingPathComponent("credentials")
+        try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: credentials.appendingPathComponent("s3"))
+        chmod(credentials.appendingPathComponent("s3").path, 0o400)
+        environment["CREDENTIALS_DIRECTORY"] = credentials.path
+        let fromCredential = try dbcrypt(["backup", "continuous", path, "--once", "-o", server.freshLocation("cli"), "--key-env", "KEY",
+                                          "--s3-credential", "s3"], environment: environment, removing: removing)
+        XCTAssertEqual(fromCredential.status, 0, fromCredential.stderr)
+        let both = try dbcrypt(["backup", "continuous", path, "--once", "-o", server.freshLocation("cli"), "--key-env", "KEY",
+                                "--s3-credential", "s3", "--s3-keyring", "dbcrypt-s3/backups"], environment: environment, removing: removing)
+        XCTAssertEqual(both.status, 64, both.stderr)
+        XCTAssertTrue(both.stderr.contains("Give one of --s3-credentials-file, --s3-keyring and --s3-credential"), both.stderr)
+    }
+
     private func assertNoSecret(_ run: Run, file: StaticString = #filePath, line: UInt = #line) throws {
         for text in [run.stdout, run.stderr] {
             XCTAssertFalse(text.contains(server.secretAccessKey), "the S3 secret appeared in: \(text.prefix(200))", file: file, line: line)
