@@ -32,7 +32,8 @@ public struct S3BackupStorage: BackupStorage {
     public struct Options: Sendable {
         /// Objects larger than this go up as a multipart upload. Default: 8 MiB.
         public var multipartThreshold = 8 << 20
-        /// The size of each part of a multipart upload (S3's least is 5 MiB). Default: 8 MiB.
+        /// The size of each part of a multipart upload (S3's least is 5 MiB);
+        /// the last part takes the rest, up to twice this. Default: 8 MiB.
         public var partSize = 8 << 20
         /// How many times a request is sent before a failure that passes
         /// (a 5xx, a reset connection, a timeout) is reported. Default: 6,
@@ -109,10 +110,13 @@ public struct S3BackupStorage: BackupStorage {
         do {
             var parts: [(number: Int, etag: String)] = []
             let partSize = max(options.partSize, 5 << 20)
+            // The last part takes the rest: a record a little over two parts (a
+            // header past 16 MiB of pages) goes up in two, not three.
+            let count = max(1, data.count / partSize)
             var offset = 0
             while offset < data.count {
                 let number = parts.count + 1
-                let end = min(data.count, offset + partSize)
+                let end = number == count ? data.count : offset + partSize
                 let response = try client.send("PUT", key: key, query: [("partNumber", String(number)), ("uploadId", upload)],
                                                body: data.subdata(in: offset..<end))
                 guard response.status == 200, let etag = response.headers["etag"] else { throw failure(response, key: key, doing: "write objects") }
