@@ -139,5 +139,5 @@ ifneq ($(filter debian13 sqlcipher4.19,$(ENGINE)),)
 	@DBCRYPT_KILL_SCALE=$${KILL_SCALE:-10} scripts/engine run $(ENGINE) scripts/kill-tests
 else
 	@scripts/bootstrap
-	@DBCRYPT_KILL_SCALE=$${KILL_SCALE:-10} scripts/kill-tests
+	@DBCRYPT_KILL_S3=1 DBCRYPT_KILL_SCALE=$${KILL_SCALE:-10} scripts/kill-tests
 endif

@@ -112,7 +112,7 @@ let package = Package(
             path: "Benchmarks/DBCryptBenchmarks"
         ),
         // A child process the tests kill mid-way or run under a file-size limit.
-        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptSeal", "DBCryptKeyStore", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
+        .executableTarget(name: "DBCryptTestHelper", dependencies: ["DBCrypt", "DBCryptS3", "DBCryptSeal", "DBCryptKeyStore", "CSQLCipher"], path: "Tests/DBCryptTestHelper"),
         // What the tests share, each once: keys, database builders, temporary directories and small disks,
         // the one child-process launcher, the kill-campaign driver, the peers, the keyring session, waiting.
         .target(name: "TestFixtures", dependencies: ["DBCrypt"], path: "Tests/TestFixtures"),

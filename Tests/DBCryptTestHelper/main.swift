@@ -32,7 +32,13 @@
 //       backup to DESTINATION (every 20 ms, a snapshot every 400 ms) and
 //       commits row N (and its tally) until it is killed, printing
 //       "committed N" after each commit, "checkpointed" after every 40th
-//       (a passive checkpoint), and "shipped C" for each commit shipped
+//       (a passive checkpoint), "shipped C" for each commit shipped, and
+//       "failed ERROR" for each round of the backup that failed.
+//       DESTINATION is a directory, or s3://BUCKET/PREFIX: then the
+//       storage is S3BackupStorage.fromEnvironment (AWS_ENDPOINT_URL,
+//       AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), each request
+//       sent DBCRYPT_TEST_S3_ATTEMPTS times at most when set (its
+//       maximumAttempts; else the default)
 //   DBCryptTestHelper key-store-load secret-service|kernel|credentials SERVICE/ACCOUNT
 //       loads the key: prints "found" and the key's kind, or the KeyStoreError's case
 //   DBCryptTestHelper key-store-race secret-service|kernel SERVICE/ACCOUNT DBPATH
@@ -42,6 +48,7 @@
 // Prints "done" and exits 0 on success; prints the error and exits 1 on failure.
 import CSQLCipher
 import DBCrypt
+import DBCryptS3
 import DBCryptSeal
 import Foundation
 
@@ -146,8 +153,17 @@ func continuousBackupApp(_ path: String, destination: String, key: DatabaseKey) 
     backupOptions.snapshotInterval = .milliseconds(400)
     backupOptions.retention = .seconds(3600)
     backupOptions.shipped = { say("shipped \($0.commit)") }
+    backupOptions.failed = { say("failed \($0)") }
+    let storage: any BackupStorage
+    if destination.hasPrefix("s3://") {
+        var s3Options = S3BackupStorage.Options()
+        if let attempts = ProcessInfo.processInfo.environment["DBCRYPT_TEST_S3_ATTEMPTS"].flatMap({ Int($0) }) { s3Options.maximumAttempts = attempts }
+        storage = try S3BackupStorage.fromEnvironment(destination, options: s3Options)
+    } else {
+        storage = try DirectoryBackupStorage(path: destination)
+    }
     var options = Database.Options()
-    options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: destination), options: backupOptions)
+    options.continuousBackup = .init(storage: storage, options: backupOptions)
     let pool = try DatabasePool(path: path, key: key, options: options)
     try pool.write { db in
         try db.execute("""

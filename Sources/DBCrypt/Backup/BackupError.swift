@@ -49,7 +49,7 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .storageFailed(location, reason):
-            "The backup destination \(location) failed: \(reason). Check that it is mounted and writable."
+            "The backup destination \(location) failed: \(reason). Check that it can be reached and written."
         case let .storageRefused(location, reason):
             "The backup destination \(location) refused the request: \(reason)."
         case let .objectNotFound(location):

@@ -307,6 +307,16 @@ public final class ContinuousBackup: @unchecked Sendable {
                 return
             }
             guard !state.needsSnapshot else { return }
+            // The commit waits for what is shipped here: a small tail only.
+            // More (the rounds fell behind) goes in a round of its own, now,
+            // and a later commit restarts the log.
+            guard unshippedBytes() <= Self.tailShippedInCommit else {
+                queue.async { [weak self] in
+                    guard let self, !self.stopped.withLock({ $0 }) else { return }
+                    do { try self.round() } catch { self.report(error) }
+                }
+                return
+            }
             do {
                 try shipFrames()
             } catch {
@@ -332,6 +342,20 @@ public final class ContinuousBackup: @unchecked Sendable {
             // copied into the file and the log started over without them.
             if code == SQLITE_OK ? Int(log) > shipped : !logEndsWhereTheShippingDid() { state.needsSnapshot = true }
         }
+    }
+
+    /// The most of the log a commit ships before it restarts the log:
+    /// 1 MiB, one request's worth.
+    static let tailShippedInCommit: Int64 = 1 << 20
+
+    /// Bytes of the log past the last frame shipped (all of it when it is
+    /// another generation than the one shipped from). On `queue`.
+    private func unshippedBytes() -> Int64 {
+        var size = stat()
+        guard stat(path + "-wal", &size) == 0 else { return 0 }
+        guard let generation = try? CommittedFrames.generation(of: path + "-wal"), generation == state.generation else { return Int64(size.st_size) }
+        let shipped = Int64(WriteAheadLogHeader.size) + Int64(state.nextFrame) * Int64(WriteAheadLogFrame.headerSize + generation.pageSize)
+        return max(0, Int64(size.st_size) - shipped)
     }
 
     /// Whether the log is still the one shipped, with no commit after the
@@ -411,8 +435,14 @@ public final class ContinuousBackup: @unchecked Sendable {
         report(BackupError.backlogTooLarge(location: storage.location, bytes: Int64(status.st_size)))
     }
 
+    /// Ships the frames committed since the last record, up to the log's
+    /// end as it is now: frames a writer appends meanwhile wait for the next
+    /// round, so a round ends even when the writer outpaces the destination
+    /// (and snapshots, pruning and the log's restart still come).
     private func shipFrames() throws {
         let wal = path + "-wal"
+        var size = stat()
+        let logEnd = stat(wal, &size) == 0 ? Int64(size.st_size) : 0
         guard let generation = try DatabaseError.translating({ () throws(FileError) in try CommittedFrames.generation(of: wal) }) else { return }
         if generation != state.generation {
             // With a read always held, the log starts over only once every
@@ -437,8 +467,10 @@ public final class ContinuousBackup: @unchecked Sendable {
             try ship(frames)
             // What was committed while that record was written waits for the
             // next round: chasing the writer would ship a record per commit
-            // or two, and a bill counts requests.
-            guard frames.frameCount >= limit else { return }
+            // or two (a bill counts requests), and never end under writes
+            // faster than the destination.
+            let shippedEnd = Int64(WriteAheadLogHeader.size) + Int64(state.nextFrame) * Int64(WriteAheadLogFrame.headerSize + pageSize)
+            guard frames.frameCount >= limit, shippedEnd < logEnd else { return }
         }
     }
 

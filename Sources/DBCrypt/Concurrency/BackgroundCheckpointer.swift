@@ -167,7 +167,9 @@ final class BackgroundCheckpointer: Sendable {
         }
         guard due else { return false }
         var inVain = false
+        var attempted = false
         func restart(_ checkpoint: () -> Int32) -> Int32 {
+            attempted = true
             sqlite3_busy_timeout(db, Self.restartWait)
             defer { sqlite3_busy_timeout(db, writerBusyTimeout) }
             let started = DispatchTime.now().uptimeNanoseconds
@@ -196,7 +198,8 @@ final class BackgroundCheckpointer: Sendable {
         }
         state.withLock { state in
             guard inVain else {
-                state.restartFailures = 0
+                // A backup that let this commit pass (a round under way) leaves the count of waits in vain.
+                if attempted { state.restartFailures = 0 }
                 return
             }
             state.restartFailures += 1
