@@ -29,8 +29,9 @@
 //       DBCRYPT_TEST_KEY: the key. Opens a pool on PATH and backs it up to COPY
 //   DBCryptTestHelper continuous-backup-app PATH DESTINATION
 //       DBCRYPT_TEST_KEY: the key. Opens a pool on PATH with a continuous
-//       backup to DESTINATION (every 20 ms, a snapshot every 400 ms) and
-//       commits row N (and its tally) until it is killed, printing
+//       backup to DESTINATION (every 20 ms, a snapshot every 400 ms, or
+//       DBCRYPT_TEST_SNAPSHOT_MS) and commits row N (and its tally), without
+//       pause or DBCRYPT_TEST_COMMITS_PER_SECOND, until it is killed, printing
 //       "committed N" after each commit, "checkpointed" after every 40th
 //       (a passive checkpoint), "shipped C" for each commit shipped, and
 //       "failed ERROR" for each round of the backup that failed.
@@ -150,14 +151,15 @@ func continuousBackupApp(_ path: String, destination: String, key: DatabaseKey) 
     @Sendable func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
     var backupOptions = ContinuousBackup.Options()
     backupOptions.interval = .milliseconds(20)
-    backupOptions.snapshotInterval = .milliseconds(400)
+    let environment = ProcessInfo.processInfo.environment
+    backupOptions.snapshotInterval = .milliseconds(environment["DBCRYPT_TEST_SNAPSHOT_MS"].flatMap { Int64($0) } ?? 400)
     backupOptions.retention = .seconds(3600)
     backupOptions.shipped = { say("shipped \($0.commit)") }
     backupOptions.failed = { say("failed \($0)") }
     let storage: any BackupStorage
     if destination.hasPrefix("s3://") {
         var s3Options = S3BackupStorage.Options()
-        if let attempts = ProcessInfo.processInfo.environment["DBCRYPT_TEST_S3_ATTEMPTS"].flatMap({ Int($0) }) { s3Options.maximumAttempts = attempts }
+        if let attempts = environment["DBCRYPT_TEST_S3_ATTEMPTS"].flatMap({ Int($0) }) { s3Options.maximumAttempts = attempts }
         storage = try S3BackupStorage.fromEnvironment(destination, options: s3Options)
     } else {
         storage = try DirectoryBackupStorage(path: destination)
@@ -173,7 +175,13 @@ func continuousBackupApp(_ path: String, destination: String, key: DatabaseKey) 
             """)
     }
     var count = try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") } ?? 0
+    let pace = environment["DBCRYPT_TEST_COMMITS_PER_SECOND"].flatMap { Double($0) }
+    let started = Date(), first = count
     while true {
+        if let pace {
+            let due = Double(count - first) / pace - Date().timeIntervalSince(started)
+            if due > 0 { usleep(useconds_t(due * 1_000_000)) }  // a pace the test sets
+        }
         count += 1
         try pool.write { db in
             try db.execute("INSERT INTO item(id, body) VALUES (?, 'row ' || ? || hex(zeroblob(? % 300)))", [count, count, count])
