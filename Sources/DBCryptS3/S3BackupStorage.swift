@@ -39,7 +39,8 @@ public struct S3BackupStorage: BackupStorage {
         /// (a 5xx, a reset connection, a timeout) is reported. Default: 6,
         /// about 8 seconds of waiting in all.
         public var maximumAttempts = 6
-        /// How long one request may take. Default: 60 seconds.
+        /// How long a request may wait for the service with no byte moving
+        /// (URLSession's request timeout) before it is retried. Default: 60 seconds.
         public var timeout: Duration = .seconds(60)
         /// How long the writer's lease lasts unless renewed: how soon after
         /// a writer on another machine was killed another may take over.
@@ -81,8 +82,9 @@ public struct S3BackupStorage: BackupStorage {
         let response = try client.send("PUT", key: key, headers: [("if-none-match", "*")], body: data)
         switch response.status {
         case 200..<300: return
-        case 412 where response.attempts > 1 && (try? get(name)) == data: return   // an earlier attempt landed
-        case 412: throw BackupError.objectExists(location: client.describe(key))
+        case 412:
+            if response.attempts > 1, try existing(name) == data { return }   // an earlier attempt landed
+            throw BackupError.objectExists(location: client.describe(key))
         default: throw failure(response, key: key, doing: "write objects")
         }
     }
@@ -100,7 +102,7 @@ public struct S3BackupStorage: BackupStorage {
         case 412 where claim.attempts > 1: break   // an earlier attempt of this claim landed
         case 412:
             // Claimed before: by this writer, whose upload failed (the record is not there), or by another.
-            guard (try? get(name)) == nil else { throw BackupError.objectExists(location: client.describe(key)) }
+            guard try existing(name) == nil else { throw BackupError.objectExists(location: client.describe(key)) }
         default: throw failure(claim, key: key, doing: "write objects")
         }
         let started = try client.send("POST", key: key, query: [("uploads", "")])
@@ -109,7 +111,8 @@ public struct S3BackupStorage: BackupStorage {
         }
         do {
             var parts: [(number: Int, etag: String)] = []
-            let partSize = max(options.partSize, 5 << 20)
+            // S3 takes at most 10,000 parts: a larger object gets larger parts.
+            let partSize = max(options.partSize, 5 << 20, (data.count + 9_999) / 10_000)
             // The last part takes the rest: a record a little over two parts (a
             // header past 16 MiB of pages) goes up in two, not three.
             let count = max(1, data.count / partSize)
@@ -134,7 +137,7 @@ public struct S3BackupStorage: BackupStorage {
             case 200 where !failed: return
             case 404 where response.attempts > 1 && response.errorCode == "NoSuchUpload":
                 // An earlier attempt completed it: the object must be there now, whole.
-                guard (try? get(name)) == data else { throw failure(response, key: key, doing: "write objects") }
+                guard try existing(name) == data else { throw failure(response, key: key, doing: "write objects") }
                 return
             case 412: throw BackupError.objectExists(location: client.describe(key))
             default: throw failure(response, key: key, doing: "write objects")
@@ -162,6 +165,15 @@ public struct S3BackupStorage: BackupStorage {
         }
     }
 
+    /// The object `name`, or nil when there is none; other failures are thrown.
+    private func existing(_ name: String) throws -> Data? {
+        do {
+            return try get(name)
+        } catch BackupError.objectNotFound {
+            return nil
+        }
+    }
+
     public func list() throws -> [String] {
         var names: [String] = []
         var token: String?
@@ -174,8 +186,13 @@ public struct S3BackupStorage: BackupStorage {
                 let name = key.dropFirst(s3.keyPrefix.count)
                 if key.hasPrefix(s3.keyPrefix), !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") { names.append(String(name)) }
             }
-            token = document.first("IsTruncated") == "true" ? document.first("NextContinuationToken") : nil
-        } while token != nil
+            guard document.first("IsTruncated") == "true" else { break }
+            // A truncated listing with no token, or the same one again, would end short or never.
+            guard let next = document.first("NextContinuationToken"), !next.isEmpty, next != token else {
+                throw BackupError.storageFailed(location: client.describe(nil), reason: "the service's listing was cut short without a way to go on")
+            }
+            token = next
+        } while true
         return names
     }
 

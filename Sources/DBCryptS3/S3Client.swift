@@ -151,10 +151,10 @@ final class S3Client: Sendable {
         usleep(useconds_t(wait * 1_000_000))
     }
 
-    /// Whether a response is a failure that passes: a 5xx (503 `SlowDown`
-    /// among them), a 429, or S3's `RequestTimeout`.
+    /// Whether a response is a failure that passes: a 5xx but 501 Not
+    /// Implemented (503 `SlowDown` among them), a 429, or S3's `RequestTimeout`.
     private static func passes(_ response: Response) -> Bool {
-        response.status >= 500 || response.status == 429 || (response.status == 400 && response.errorCode == "RequestTimeout")
+        (response.status >= 500 && response.status != 501) || response.status == 429 || (response.status == 400 && response.errorCode == "RequestTimeout")
     }
 
     /// Whether a connection failure passes: a reset, refused or timed-out connection.

@@ -48,6 +48,8 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         guard let scheme = endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https", endpoint.host != nil else {
             throw .invalidEndpoint(endpoint.absoluteString)
         }
+        // Credentials in the URL would be in every message that names the location.
+        guard endpoint.user == nil, endpoint.password == nil else { throw .credentialsInEndpoint }
         guard !region.isEmpty, region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
             throw .invalidRegion(region)
         }
@@ -89,6 +91,8 @@ public enum S3LocationError: Error, Equatable, Sendable, CustomStringConvertible
     case invalidPrefix(String)
     /// The endpoint is not an http or https URL with a host.
     case invalidEndpoint(String)
+    /// The endpoint holds a user name or password (`https://id:secret@host`).
+    case credentialsInEndpoint
     /// A region that is not letters, digits, `-` and `_`.
     case invalidRegion(String)
 
@@ -98,6 +102,7 @@ public enum S3LocationError: Error, Equatable, Sendable, CustomStringConvertible
         case let .invalidBucket(bucket): "\(bucket) is not a bucket name: use 3 to 63 lowercase letters, digits, '-' and '.'."
         case let .invalidPrefix(prefix): "\(prefix) is not a key prefix: write its parts separated by single '/', none of them '.' or '..'."
         case let .invalidEndpoint(endpoint): "\(endpoint) is not an endpoint: write http://HOST:PORT or https://HOST."
+        case .credentialsInEndpoint: "The endpoint holds credentials: write it without them (https://HOST), and give the access key as AWS's tools read it."
         case let .invalidRegion(region): "\(region) is not a region name: write one such as us-east-1."
         }
     }

@@ -1,5 +1,6 @@
 import DBCrypt
 import DBCryptCore
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -13,16 +14,19 @@ import Synchronization
 ///   since ended (a restart after a crash goes on at once), `If-Match` on
 ///   the lease seen. A live holder's lease is refused:
 ///   ``BackupError/destinationInUse(location:)``.
-/// - Keeping it: before each write, once a third of the lease has passed,
-///   it is renewed with `If-Match`; an idle writer lets it lapse, and
-///   renews it before its next write. A renewal that finds another
-///   writer's lease means the claim was lost: that write is refused.
+/// - Keeping it: every third of the lease it is renewed with `If-Match`,
+///   on a timer, whether the writer writes or not; a write when it is about
+///   to lapse (the service was unreachable) renews it first. A renewal
+///   that finds another writer's lease means the claim was lost: every
+///   later write is refused.
 /// - Giving it up: it is rewritten as lapsed (`If-Match`), so the next
 ///   writer takes it at once.
 ///
-/// Two writers can overlap only when clocks differ by more than
-/// ``margin``: S3 already refuses requests signed 15 minutes off.
-final class S3WriterLease: Sendable {
+/// Two writers can overlap when clocks differ by more than ``margin`` (S3
+/// already refuses requests signed 15 minutes off), or when a write that
+/// began before a lapse lands after it (a request outlasting the margin).
+final class S3WriterLease: @unchecked Sendable {
+    // @unchecked: `renewal` is used under `timerLock` only; the rest is immutable or a Mutex.
     /// How long a lease lasts unless renewed.
     let duration: TimeInterval
     /// Time taken off a lease seen, for clocks that differ.
@@ -30,10 +34,21 @@ final class S3WriterLease: Sendable {
 
     private let client: S3Client
     private let key: String
-    /// The lease held: its ETag and when it ends; nil when none is held.
-    private let held = Mutex<(etag: String, expires: Date)?>(nil)
-    /// Who this writer is: host, boot, process and a random part.
+    /// The lease: none taken, held (its ETag and when it ends), or lost to another writer.
+    private let state = Mutex(LeaseState.none)
+    /// One renewal at a time: two with the same ETag would each find the other's.
+    private let renewing = NSLock()
+    /// Renews the lease every third of it while held, whether the writer writes or not.
+    private var renewal: DispatchSourceTimer?
+    private let timerLock = NSLock()
+    /// Who this writer is: its machine, its process and a random part.
     private let writer: Holder
+
+    private enum LeaseState: Sendable {
+        case none
+        case held(etag: String, expires: Date)
+        case lost
+    }
 
     init(client: S3Client, duration: Duration) {
         self.client = client
@@ -64,32 +79,82 @@ final class S3WriterLease: Sendable {
                 throw S3Refusal(current, credentials: client.accessKeyID, bucket: client.location.bucket, region: client.location.region,
                                 operation: "read objects").error(at: client.describe(key))
             }
-            if try write(condition) { return }
+            if try write(condition) {
+                startRenewing()
+                return
+            }
             // Another writer took or renewed it in between: look again.
         }
         throw BackupError.destinationInUse(location: client.location.description)
     }
 
-    /// Renews the lease when a third of it has passed, before a write.
+    /// Before a write: throws when the lease was lost, and renews it first
+    /// when it is about to lapse (the timer could not renew it: the
+    /// service was unreachable). A storage that took no lease (a restore,
+    /// a snapshot's one object) writes without one.
     ///
     /// - throws: ``BackupError/destinationInUse(location:)`` when another
     ///   writer holds it now; the storage's errors.
     func renewIfDue() throws {
-        guard let lease = held.withLock({ $0 }) else { return }
-        guard lease.expires.timeIntervalSinceNow < duration * 2 / 3 else { return }
-        guard try write(("if-match", lease.etag)) else {
-            held.withLock { $0 = nil }
+        switch state.withLock({ $0 }) {
+        case .none: return
+        case .lost: throw BackupError.destinationInUse(location: client.location.description)
+        case .held(_, let expires):
+            guard expires.timeIntervalSinceNow < 2 * Self.margin else { return }
+            try renew()
+        }
+    }
+
+    /// Renews the lease with `If-Match` on the one held.
+    ///
+    /// - throws: ``BackupError/destinationInUse(location:)`` when another
+    ///   writer's lease is there now; the storage's errors.
+    private func renew() throws {
+        renewing.lock()
+        defer { renewing.unlock() }
+        guard case .held(let etag, _) = state.withLock({ $0 }) else {
+            if case .lost = state.withLock({ $0 }) { throw BackupError.destinationInUse(location: client.location.description) }
+            return
+        }
+        guard try write(("if-match", etag)) else {
+            state.withLock { $0 = .lost }
+            stopRenewing()
             throw BackupError.destinationInUse(location: client.location.description)
         }
     }
 
+    /// Renews the lease every third of its duration from now on, on a queue of its own.
+    private func startRenewing() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "DBCryptS3.S3WriterLease"))
+        let every = DispatchTimeInterval.milliseconds(Int(duration * 1000 / 3))
+        timer.schedule(deadline: .now() + every, repeating: every)
+        // A failure that passes leaves the lease to the next tick, or to the next write's check.
+        timer.setEventHandler { [weak self] in try? self?.renew() }
+        timer.resume()
+        timerLock.lock()
+        renewal = timer
+        timerLock.unlock()
+    }
+
+    private func stopRenewing() {
+        timerLock.lock()
+        defer { timerLock.unlock() }
+        renewal?.cancel()
+        renewal = nil
+    }
+
+    deinit { stopRenewing() }
+
     /// Gives the lease up: rewritten as lapsed, when it is still this writer's.
     func release() {
-        guard let lease = held.withLock({ $0 }) else { return }
+        stopRenewing()
+        renewing.lock()
+        defer { renewing.unlock() }
+        guard case .held(let etag, _) = state.withLock({ $0 }) else { return }
         var ended = writer
         ended.expires = Date(timeIntervalSince1970: 0)
-        _ = try? client.send("PUT", key: key, headers: [("if-match", lease.etag)], body: ended.document)
-        held.withLock { $0 = nil }
+        _ = try? client.send("PUT", key: key, headers: [("if-match", etag)], body: ended.document)
+        state.withLock { $0 = .none }
     }
 
     /// Writes this writer's lease under `condition`: false when the
@@ -101,13 +166,13 @@ final class S3WriterLease: Sendable {
         switch response.status {
         case 200..<300:
             guard let etag = response.headers["etag"] else { throw BackupError.storageFailed(location: client.describe(key), reason: "the lease has no ETag") }
-            held.withLock { $0 = (Self.unquoted(etag), lease.expires) }
+            state.withLock { $0 = .held(etag: Self.unquoted(etag), expires: lease.expires) }
             return true
         case 412 where response.attempts > 1:
             // An earlier attempt may have landed: the lease is this writer's if it says so.
             let current = try client.send("GET", key: key)
             guard current.status == 200, let holder = Holder(current.body), holder.id == writer.id, let etag = current.headers["etag"] else { return false }
-            held.withLock { $0 = (Self.unquoted(etag), holder.expires) }
+            state.withLock { $0 = .held(etag: Self.unquoted(etag), expires: holder.expires) }
             return true
         case 412, 404:
             // 404: radosgw answers If-Match on a missing object so (the lease was removed).
@@ -122,8 +187,9 @@ final class S3WriterLease: Sendable {
     private static func unquoted(_ etag: String) -> String { etag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
 
     /// What a lease says: who holds it and until when. The machine is a
-    /// SHA-256 of its host name and boot, so the bucket's holder learns
-    /// neither: only whether two writers ran on one machine since its boot.
+    /// SHA-256 of its host name, boot and process namespace, so the
+    /// bucket's holder learns none of them: only whether two writers ran
+    /// on one machine (and in one container) since its boot.
     struct Holder: Sendable {
         var id: String
         var machine: String
@@ -135,7 +201,9 @@ final class S3WriterLease: Sendable {
             let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             // Without a boot id (not Linux) no machine is ever the same: a killed writer's lease lapses.
-            let machine = boot.isEmpty ? UUID().uuidString : Data("\(ProcessInfo.processInfo.hostName)\n\(boot)".utf8).withUnsafeBytes {
+            // Containers share the boot id, and may share the host name, but not the process ids.
+            let processes = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")) ?? ""
+            let machine = boot.isEmpty ? UUID().uuidString : Data("\(ProcessInfo.processInfo.hostName)\n\(boot)\n\(processes)".utf8).withUnsafeBytes {
                 sha256($0).map { Hex.encode($0) } ?? UUID().uuidString
             }
             return Holder(id: UUID().uuidString, machine: machine, process: getpid(), expires: Date())

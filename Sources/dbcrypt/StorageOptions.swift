@@ -32,7 +32,10 @@ struct StorageOptions: ParsableArguments {
     private var credentialsSources: [String] { [credentialsFile, keyring, credential].compactMap { $0 } }
 
     func validate() throws {
-        if let endpoint, URL(string: endpoint)?.host == nil { throw ValidationError("--endpoint takes a URL such as http://127.0.0.1:7480, not \(endpoint).") }
+        if let endpoint, let url = URL(string: endpoint), url.user != nil || url.password != nil {
+            throw ValidationError("--endpoint takes a URL without credentials (https://HOST); give the access key as AWS's tools read it.")
+        }
+        if let endpoint, URL(string: endpoint)?.host == nil { throw ValidationError("--endpoint takes a URL such as http://127.0.0.1:7480, not \(displayed(endpoint, limit: 64)).") }
         if credentialsSources.count > 1 { throw ValidationError("Give one of --s3-credentials-file, --s3-keyring and --s3-credential.") }
         _ = try storeItem
     }

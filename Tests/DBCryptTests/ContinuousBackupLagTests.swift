@@ -76,6 +76,34 @@ final class ContinuousBackupLagTests: XCTestCase {
         XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item"), rows)
     }
 
+    /// Past the bound, with no checkpoint asked for: the pool's own restart
+    /// of the log, at 4,000 frames, goes on as without a backup.
+    func testPastTheBoundThePoolRestartsTheLogByItself() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let mountPoint = try mountSmallDisk(self, in: dir, size: "64m")
+        let storage = try DirectoryBackupStorage(path: mountPoint.path)
+        let reports = Mutex<[String]>([])
+        var backupOptions = ContinuousBackup.Options()
+        backupOptions.interval = .milliseconds(200)
+        backupOptions.maximumBacklog = 1 << 20
+        backupOptions.failed = { error in reports.withLock { $0.append("\(error)") } }
+        let pool = try makePool(dir, storage: storage, options: backupOptions)
+        try XCTUnwrap(pool.continuousBackup).shipNow()
+        XCTAssertTrue(FileManager.default.createFile(atPath: mountPoint.appendingPathComponent("filler").path,
+                                                     contents: Data(count: 63 * 1024 * 1024 + 512 * 1024)))
+        let wal = pool.path + "-wal"
+        let first = try XCTUnwrap(try CommittedFrames.generation(of: wal)).checkpointSequence
+        // About 6,000 pages: past the bound, then past the pool's 4,000 frames.
+        let restarted = waitUntil(timeout: 120, every: 0) {
+            try? pool.write { db in try db.execute("INSERT INTO item(body) VALUES (hex(randomblob(1800)))") }
+            return (try? CommittedFrames.generation(of: wal))??.checkpointSequence != first
+        }
+        XCTAssertTrue(restarted, "the log never started over")
+        XCTAssertTrue(reports.withLock { $0 }.contains { $0.contains("let go of the commits not shipped") })
+        try FileManager.default.removeItem(atPath: mountPoint.appendingPathComponent("filler").path)
+        try pool.close()
+    }
+
     private func makePool(_ dir: URL, storage: any BackupStorage, options backupOptions: ContinuousBackup.Options) throws -> DatabasePool {
         var options = Database.Options()
         options.continuousBackup = .init(storage: storage, options: backupOptions)

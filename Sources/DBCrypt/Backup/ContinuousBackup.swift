@@ -113,9 +113,10 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// Where the callbacks run: never on the pool's writer (a commit may
     /// have the backup ship), so a callback may use the pool.
     private let callbacks = DispatchQueue(label: "DBCrypt.ContinuousBackup.callbacks")
-    /// Whether a round runs now, and whether the last one failed: the
-    /// writer's commit then does not wait to restart the log (see ``restartLog(on:withNoRead:)``).
-    private let roundState = Mutex((running: false, failed: false))
+    /// Whether a round runs now or is queued, and whether the last one
+    /// failed: the writer's commit then does not wait to restart the log
+    /// (see ``restartLog(on:withNoRead:)``).
+    private let roundState = Mutex((running: false, failed: false, queued: false))
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
     /// Where the last round that succeeded left the log, for ``lag()``.
@@ -299,20 +300,25 @@ public final class ContinuousBackup: @unchecked Sendable {
         // A round under way (a snapshot being written, say) or failing (the
         // destination unreachable) would hold up the commit: a later commit
         // restarts the log instead.
-        guard roundState.withLock({ !$0.running && !$0.failed }) else { return }
+        let (running, failed, queued) = roundState.withLock { ($0.running, $0.failed, $0.queued) }
+        guard !running, !queued else { return }
         queue.sync {
-            guard !stopped.withLock({ $0 }) else {
-                // Stopped by hand: nothing holds a read any more.
+            // Stopped by hand, or let go of a backlog too large: the backup
+            // holds no read to keep, and the log restarts as without it.
+            guard !stopped.withLock({ $0 }), !shipping.withLock({ $0.lettingGo }) else {
                 _ = withNoRead { sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_RESTART, nil, nil) }
                 return
             }
-            guard !state.needsSnapshot else { return }
+            guard !failed, !state.needsSnapshot else { return }
             // The commit waits for what is shipped here: a small tail only.
             // More (the rounds fell behind) goes in a round of its own, now,
             // and a later commit restarts the log.
-            guard unshippedBytes() <= Self.tailShippedInCommit else {
+            guard logSize().unshipped <= Self.tailShippedInCommit else {
+                roundState.withLock { $0.queued = true }
                 queue.async { [weak self] in
-                    guard let self, !self.stopped.withLock({ $0 }) else { return }
+                    guard let self else { return }
+                    defer { self.roundState.withLock { $0.queued = false } }
+                    guard !self.stopped.withLock({ $0 }) else { return }
                     do { try self.round() } catch { self.report(error) }
                 }
                 return
@@ -348,14 +354,17 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// 1 MiB, one request's worth.
     static let tailShippedInCommit: Int64 = 1 << 20
 
-    /// Bytes of the log past the last frame shipped (all of it when it is
-    /// another generation than the one shipped from). On `queue`.
-    private func unshippedBytes() -> Int64 {
-        var size = stat()
-        guard stat(path + "-wal", &size) == 0 else { return 0 }
-        guard let generation = try? CommittedFrames.generation(of: path + "-wal"), generation == state.generation else { return Int64(size.st_size) }
-        let shipped = Int64(WriteAheadLogHeader.size) + Int64(state.nextFrame) * Int64(WriteAheadLogFrame.headerSize + generation.pageSize)
-        return max(0, Int64(size.st_size) - shipped)
+    /// The log's size in bytes (its frames, not the file's high-water
+    /// mark), and how much of it is not shipped (all of it when it is
+    /// another generation than the one shipped from); zeros when it cannot
+    /// be read. On `queue`.
+    private func logSize() -> (bytes: Int64, unshipped: Int64) {
+        let wal = path + "-wal"
+        guard let generation = try? CommittedFrames.generation(of: wal),
+              let frames = try? CommittedFrames.length(of: wal, generation: generation) else { return (0, 0) }
+        let frameSize = Int64(WriteAheadLogFrame.headerSize + generation.pageSize)
+        let shipped = generation == state.generation ? min(state.nextFrame, frames) : 0
+        return (Int64(frames) * frameSize, Int64(frames - shipped) * frameSize)
     }
 
     /// Whether the log is still the one shipped, with no commit after the
@@ -388,7 +397,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         roundState.withLock { $0.running = true }
         let started = Date()
         var succeeded = false
-        defer { roundState.withLock { $0 = (running: false, failed: !succeeded) } }
+        defer { roundState.withLock { ($0.running, $0.failed) = (false, !succeeded) } }
         try Self.beginRead(next)
         do {
             try shipFrames()
@@ -426,13 +435,13 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// destination take a snapshot. On `queue`.
     private func letGoIfTheBacklogIsTooLarge() {
         guard !state.needsSnapshot, !stopped.withLock({ $0 }) else { return }
-        var status = stat()
-        guard stat(path + "-wal", &status) == 0, Int64(status.st_size) > options.maximumBacklog else { return }
+        let log = logSize().bytes
+        guard log > options.maximumBacklog else { return }
         Self.endRead(held)
         Self.endRead(next)
         state.needsSnapshot = true
         shipping.withLock { $0.lettingGo = true }
-        report(BackupError.backlogTooLarge(location: storage.location, bytes: Int64(status.st_size)))
+        report(BackupError.backlogTooLarge(location: storage.location, bytes: log))
     }
 
     /// Ships the frames committed since the last record, up to the log's
@@ -441,8 +450,6 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// (and snapshots, pruning and the log's restart still come).
     private func shipFrames() throws {
         let wal = path + "-wal"
-        var size = stat()
-        let logEnd = stat(wal, &size) == 0 ? Int64(size.st_size) : 0
         guard let generation = try DatabaseError.translating({ () throws(FileError) in try CommittedFrames.generation(of: wal) }) else { return }
         if generation != state.generation {
             // With a read always held, the log starts over only once every
@@ -457,6 +464,8 @@ public final class ContinuousBackup: @unchecked Sendable {
         }
         pageSize = generation.pageSize
         guard !state.needsSnapshot else { return }
+        // Where the log ends now: every frame committed before this round's read began lies before it.
+        let logEnd = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.length(of: wal, generation: generation) }
         // A backlog (the destination was down) goes in records of about 16 MiB.
         let limit = max(1, (16 << 20) / (WriteAheadLogFrame.headerSize + pageSize))
         while true {
@@ -469,8 +478,7 @@ public final class ContinuousBackup: @unchecked Sendable {
             // next round: chasing the writer would ship a record per commit
             // or two (a bill counts requests), and never end under writes
             // faster than the destination.
-            let shippedEnd = Int64(WriteAheadLogHeader.size) + Int64(state.nextFrame) * Int64(WriteAheadLogFrame.headerSize + pageSize)
-            guard frames.frameCount >= limit, shippedEnd < logEnd else { return }
+            guard state.nextFrame < logEnd else { return }
         }
     }
 

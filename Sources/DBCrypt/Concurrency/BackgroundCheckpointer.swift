@@ -140,7 +140,8 @@ final class BackgroundCheckpointer: Sendable {
     /// connection `db`: restarts the WAL with a RESTART checkpoint (or has
     /// the continuous backup do it), unless a long read other than the
     /// backup's runs, or a RESTART waited in vain not long ago. Returns
-    /// whether it tried.
+    /// whether it tried (false when the backup let the commit pass: the
+    /// passive checkpoints then go on).
     ///
     /// A RESTART waits for every reader of older frames to end. Under reads
     /// without pause there is always one that began before the checkpoint
@@ -206,7 +207,8 @@ final class BackgroundCheckpointer: Sendable {
             state.restartAgainAt = frames + min(4 * Self.interval, Int32(16) << min(10, 2 * (state.restartFailures - 1)))
             state.restartsWaitedInVain += 1
         }
-        return true
+        // Not tried (the backup let this commit pass): the passive checkpoints go on.
+        return attempted || inVain
     }
 
     /// Whether the writer runs inside ``withNoReadOrCheckpoint(closing:_:)``

@@ -34,6 +34,28 @@ package struct CommittedFrames {
         return header
     }
 
+    /// How many frames the log at `walPath` holds of `generation`, its
+    /// transaction under way included: the log's end, found by a binary
+    /// search on the frames' salts (reading a few headers, whatever the
+    /// log's size). A log that started over leaves the older frames after
+    /// its end in the file, with other salts: the file's size is only its
+    /// high-water mark. 0 when the file is gone.
+    ///
+    /// - throws: ``FileError`` when the log cannot be read.
+    package static func length(of walPath: String, generation: WriteAheadLogHeader) throws(FileError) -> Int {
+        guard let reader = try FileReader.ifPresent(walPath) else { return 0 }
+        let frameSize = WriteAheadLogFrame.headerSize + generation.pageSize
+        var low = 0, high = max(0, Int((reader.size - Int64(WriteAheadLogHeader.size)) / Int64(frameSize)))
+        // Frames before `low` are this log's; from `high` on they are not.
+        while low < high {
+            let middle = (low + high) / 2
+            let header = try reader.read(WriteAheadLogFrame.headerSize, at: Int64(WriteAheadLogHeader.size) + Int64(middle) * Int64(frameSize))
+            let ours = header.count == WriteAheadLogFrame.headerSize && header.withUnsafeBytes { WriteAheadLogFrame.hasSalts($0, generation.salts) }
+            if ours { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     /// The committed frames of `generation` in the log at `walPath` from
     /// frame `first` on, whose chain continues from `seed` (the header's
     /// checksum by default), up to the last commit once `limit` frames are
