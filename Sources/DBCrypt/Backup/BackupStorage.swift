@@ -53,7 +53,9 @@ public protocol BackupStorage: Sendable {
     /// Removes the objects named `names`, in one request where the storage
     /// has one (S3's `DeleteObjects`); names not there are skipped.
     ///
-    /// - throws: ``BackupError/storageFailed(location:reason:)``; some may be removed already.
+    /// - throws: ``BackupError/storageRefused(location:reason:)`` when the
+    ///   destination refuses (a user that may not delete),
+    ///   ``BackupError/storageFailed(location:reason:)`` otherwise; some may be removed already.
     func delete(_ names: [String]) throws
     /// Where the objects are, for messages: a path or a URL, never a credential.
     var location: String { get }
