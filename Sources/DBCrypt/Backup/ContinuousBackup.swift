@@ -114,9 +114,10 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// have the backup ship), so a callback may use the pool.
     private let callbacks = DispatchQueue(label: "DBCrypt.ContinuousBackup.callbacks")
     /// Whether a round runs now or is queued, and whether the last one
-    /// failed: the writer's commit then does not wait to restart the log
-    /// (see ``restartLog(on:withNoRead:)``).
-    private let roundState = Mutex((running: false, failed: false, queued: false))
+    /// failed: the writer's commit then does not wait to restart the log;
+    /// and whether such a commit waits for its turn on `queue`, which a
+    /// timer's round then gives it (see ``restartLog(on:withNoRead:)``).
+    private let roundState = Mutex((running: false, failed: false, queued: false, commitWaiting: false))
     private var timer: DispatchSourceTimer?
     private let shippedCommit = Mutex<ShippedCommit?>(nil)
     /// Where the last round that succeeded left the log, for ``lag()``.
@@ -209,7 +210,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             do {
-                try self.round()
+                try self.round(yielding: true)
             } catch {
                 if self.ending.withLock({ $0 }) != nil { self.timer?.cancel() }
                 self.report(error)
@@ -300,8 +301,15 @@ public final class ContinuousBackup: @unchecked Sendable {
         // A round under way (a snapshot being written, say) or failing (the
         // destination unreachable) would hold up the commit: a later commit
         // restarts the log instead.
-        let (running, failed, queued) = roundState.withLock { ($0.running, $0.failed, $0.queued) }
-        guard !running, !queued else { return }
+        // No round runs or is queued now, and a timer's round that would
+        // begin before this commit's turn on the queue lets it go first.
+        let (proceeds, failed) = roundState.withLock { state -> (Bool, Bool) in
+            guard !state.running, !state.queued else { return (false, state.failed) }
+            state.commitWaiting = true
+            return (true, state.failed)
+        }
+        guard proceeds else { return }
+        defer { roundState.withLock { $0.commitWaiting = false } }
         queue.sync {
             // Stopped by hand, or let go of a backlog too large: the backup
             // holds no read to keep, and the log restarts as without it.
@@ -384,7 +392,10 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// Ships the frames committed since the last round, then a snapshot when
     /// one is due, then prunes. On failure the read that protects the
     /// unshipped frames stays.
-    private func round() throws {
+    /// - parameter yielding: a round of the timer's, which lets a commit
+    ///   that waits to restart the log go first (it runs next on `queue`),
+    ///   rather than hold it up for a whole round.
+    private func round(yielding: Bool = false) throws {
         guard !stopped.withLock({ $0 }) else { return }
         // A database renamed over, or removed and made again: its commits are not this file's.
         guard FileIdentity(path) == file else {
@@ -394,7 +405,12 @@ public final class ContinuousBackup: @unchecked Sendable {
             end()
             throw error
         }
-        roundState.withLock { $0.running = true }
+        let proceeds = roundState.withLock { state -> Bool in
+            if yielding && state.commitWaiting { return false }
+            state.running = true
+            return true
+        }
+        guard proceeds else { return }
         let started = Date()
         var succeeded = false
         defer { roundState.withLock { ($0.running, $0.failed) = (false, !succeeded) } }
