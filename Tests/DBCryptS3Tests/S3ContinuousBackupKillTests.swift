@@ -48,7 +48,7 @@ final class S3ContinuousBackupKillTests: XCTestCase {
             restores += 1
             XCTAssertNil(result.problem, "killed \(point)")
             XCTAssertGreaterThanOrEqual(result.commit, shippedSoFar, "killed \(point): a commit reported shipped is not in the backup")
-            let rows = try checkAppState(restored)
+            let rows = try checkBackupAppState(restored, key: key)
             // Killed between a commit and its line, a run holds one row more than it said.
             if printed.committed > 0 { XCTAssertLessThanOrEqual(rows, printed.committed + 1, "killed \(point): more rows than the app committed") }
         }
@@ -97,7 +97,7 @@ final class S3ContinuousBackupKillTests: XCTestCase {
             removeDatabaseFiles(restored)
             let first = try ContinuousBackup.restore(from: storage, key: .named(key), to: restored)
             XCTAssertNil(first.problem)
-            let offset = Int(first.commit) - (try checkAppState(restored))
+            let offset = Int(first.commit) - (try checkBackupAppState(restored, key: key))
 
             for outage in 1...outages {
                 pause(Double.random(in: 0...0.6))   // a random moment in the shipping
@@ -141,7 +141,7 @@ final class S3ContinuousBackupKillTests: XCTestCase {
         // No record damaged, missing or written twice: the chain holds from the first snapshot to the last commit.
         XCTAssertNil(result.problem)
         XCTAssertGreaterThanOrEqual(result.commit, printed.shipped, "a commit reported shipped is not in the backup")
-        let rows = try checkAppState(restored)
+        let rows = try checkBackupAppState(restored, key: key)
         XCTAssertLessThanOrEqual(rows, printed.committed + 1, "more rows than the app committed")
         XCTAssertGreaterThanOrEqual(rows, lastUp, "a commit made while the gateway was down is not in the backup")
         // Each record number once, none missing: a record the gateway took
@@ -186,23 +186,6 @@ final class S3ContinuousBackupKillTests: XCTestCase {
             if let names = try? storage.list() { try? storage.delete(names) }
         }
         return storage
-    }
-
-    /// Rows 1...n, each with its own text, and the tally saying n (or no table yet): a state the app had. Returns n.
-    private func checkAppState(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
-        var options = Database.Options()
-        options.readOnly = true
-        let db = try Database(path: path, key: .named(key), options: options)
-        defer { db.close() }
-        XCTAssertEqual(try db.integrityProblems(), [], file: file, line: line)
-        // The state before the app made its tables.
-        guard try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'item'") == 1 else { return 0 }
-        let rows = try db.fetchScalar(Int.self, "SELECT count(*) FROM item") ?? 0
-        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT n FROM tally"), rows, file: file, line: line)
-        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT coalesce(max(id), 0) FROM item"), rows, file: file, line: line)
-        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item WHERE body != 'row ' || id || hex(zeroblob(id % 300))"), 0,
-                       file: file, line: line)
-        return rows
     }
 
     /// A failure's message without its object's name: one per kind.

@@ -43,28 +43,11 @@ final class ContinuousBackupKillTests: XCTestCase {
             restores += 1
             XCTAssertNil(result.problem, "killed \(point)")
             XCTAssertGreaterThanOrEqual(result.commit, shippedSoFar, "killed \(point): a commit reported shipped is not in the backup")
-            let rows = try checkAppState(restored)
+            let rows = try checkBackupAppState(restored, key: key)
             if let committed { XCTAssertLessThanOrEqual(rows, committed + 1, "killed \(point): more rows than the app committed") }
         }
         XCTAssertGreaterThan(landed, points.count / 2, "most kills did not land: the test proves little")
         XCTAssertGreaterThan(shippedSoFar, 0)
         print("continuous backup: \(landed) kills of the app landed, \(restores) restores each held every commit reported shipped (up to \(shippedSoFar))")
-    }
-
-    /// Rows 1...n, each with its own text, and the tally saying n (or no table yet): a state the app had. Returns n.
-    private func checkAppState(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
-        var options = Database.Options()
-        options.readOnly = true
-        let db = try Database(path: path, key: .named(key), options: options)
-        defer { db.close() }
-        XCTAssertEqual(try db.integrityProblems(), [], file: file, line: line)
-        // The state before the app made its tables.
-        guard try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'item'") == 1 else { return 0 }
-        let rows = try db.fetchScalar(Int.self, "SELECT count(*) FROM item") ?? 0
-        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT n FROM tally"), rows, file: file, line: line)
-        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT coalesce(max(id), 0) FROM item"), rows, file: file, line: line)
-        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item WHERE body != 'row ' || id || hex(zeroblob(id % 300))"), 0,
-                       file: file, line: line)
-        return rows
     }
 }
