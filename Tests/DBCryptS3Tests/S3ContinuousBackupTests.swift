@@ -31,11 +31,7 @@ final class S3ContinuousBackupTests: XCTestCase {
         }
 
         // Every object under the prefix, claims included: no row's text, no passphrase, no key.
-        let derived = try XCTUnwrap(try Database(path: pool.path, key: key).keyForOtherConnections)
-        var needles = [Data(Self.marker.utf8), Data("s3 continuous backup test key".utf8)]
-        derived.withSQLCipherKeyBytes { needles.append(Data($0)) }
-        let raw = try derived.encryptionKey(salt: [], hash: .sha512, iterations: 1)
-        raw.withUnsafeBytes { needles.append(Data($0)) }
+        let needles = try secretsABackupMustNotHold(pool.path, key: key, passphrase: "s3 continuous backup test key", marker: Self.marker)
         let keys = try everyKey(storage)
         XCTAssertGreaterThan(keys.count, 2)
         let client = try rawClient(storage)

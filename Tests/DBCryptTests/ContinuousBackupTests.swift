@@ -332,11 +332,7 @@ final class ContinuousBackupTests: XCTestCase {
         try insert(pool, count: 200)
         try pool.continuousBackup?.shipNow()
         try pool.close()
-        let derived = try XCTUnwrap(try Database(path: pool.path, key: key).keyForOtherConnections)
-        var needles = [Data(Self.marker.utf8), Data("continuous backup test key".utf8)]
-        derived.withSQLCipherKeyBytes { needles.append(Data($0)) }
-        let raw = try derived.encryptionKey(salt: [], hash: .sha512, iterations: 1)
-        raw.withUnsafeBytes { needles.append(Data($0)) }
+        let needles = try secretsABackupMustNotHold(pool.path, key: key, passphrase: "continuous backup test key", marker: Self.marker)
         let names = try FileManager.default.contentsOfDirectory(atPath: storage.path)
         XCTAssertGreaterThan(names.count, 1)
         for name in names {
