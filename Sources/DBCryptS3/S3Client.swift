@@ -96,7 +96,7 @@ final class S3Client: Sendable {
         signed.append(("host", host))
         signed.append(("x-amz-content-sha256", payloadHash))
         let request = SignatureV4.Request(method: method, path: path, query: query, headers: signed, payloadHash: payloadHash)
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds(timeout))
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout.timeInterval)
         urlRequest.httpMethod = method
         for (name, value) in signed where name != "host" { urlRequest.setValue(value, forHTTPHeaderField: name) }
         for (name, value) in signer.headers(signing: request, date: Date()) { urlRequest.setValue(value, forHTTPHeaderField: name) }
@@ -180,9 +180,5 @@ final class S3Client: Sendable {
         default: error.localizedDescription
         }
         return attempts > 1 ? "\(what) (\(attempts) attempts)" : what
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -52,7 +52,7 @@ final class S3WriterLease: @unchecked Sendable {
 
     init(client: S3Client, duration: Duration) {
         self.client = client
-        self.duration = max(1, Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        self.duration = max(1, duration.timeInterval)
         key = client.location.key(".writer")
         writer = Holder.this()
     }

@@ -417,7 +417,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         try Self.beginRead(next)
         do {
             try shipFrames()
-            if state.needsSnapshot || lastSnapshot.map({ Date().timeIntervalSince($0) >= seconds(options.snapshotInterval) }) ?? true {
+            if state.needsSnapshot || lastSnapshot.map({ Date().timeIntervalSince($0) >= options.snapshotInterval.timeInterval }) ?? true {
                 try snapshot()
                 try prune()
             }
@@ -572,7 +572,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// Deletes the records a restore within the retention no longer needs:
     /// those before the newest complete snapshot older than the retention.
     private func prune() throws {
-        let retention = min(max(0, seconds(options.retention) * 1000), Double(UInt64.max / 2))
+        let retention = min(max(0, options.retention.timeInterval * 1000), Double(UInt64.max / 2))
         let now = Self.now()
         let cutoff = now > UInt64(retention) ? now - UInt64(retention) : 0
         let catalog = try BackupCatalog(storage)
@@ -702,10 +702,6 @@ public final class ContinuousBackup: @unchecked Sendable {
     private func report(_ error: Error) {
         guard let failed = options.failed else { return }
         callbacks.async { failed(error) }
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 
