@@ -91,13 +91,13 @@ endif
 ## starts: a writer's commits/s with no backup, a directory's and the
 ## bucket's; requests per minute at 100 commits/s; restoring 256 MiB from
 ## the bucket against boto3 downloading the same objects (boto3 in a venv
-## under the build folder). About 3 minutes.
+## under the build folder). About 5 minutes.
 bench-s3: bootstrap
 	scripts/s3-server start
 	test -x .build/bench-venv/bin/python || python3 -m venv .build/bench-venv
 	.build/bench-venv/bin/python -c "import boto3" 2>/dev/null || .build/bench-venv/bin/pip install -q boto3
 	swift build -c release --product DBCryptBenchmarks
-	. .build/s3-server/env && .build/release/DBCryptBenchmarks s3 --rounds 3 --python .build/bench-venv/bin/python
+	. .build/s3-server/env && .build/release/DBCryptBenchmarks s3 --rounds 7 --python .build/bench-venv/bin/python
 
 ## bench-pages: W9, the page reader's verify and decrypt throughput against
 ## this machine's crypto floor (openssl speed), on 256 MiB and on 2 GiB with

@@ -26,25 +26,35 @@ func runS3BackupBenchmark(rounds: Int, megabytes: Int, python: String) throws {
     let setup = try DatabasePool(path: path, key: key)
     try setup.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, a INTEGER, f TEXT)") }
     try setup.close()
-    var alone = Samples(), directory = Samples(), bucketRate = Samples()
+    var alone = MeasuredWindows(), directory = MeasuredWindows(), bucketRate = MeasuredWindows()
     var requestsDuringRate: [String: Int] = [:]
     for round in 0..<rounds {
         let pool = try DatabasePool(path: path, key: key)
-        alone.add(try commitRate(pool, for: 3))
+        try alone.measure { try commitCount(pool, for: 3) }
         try pool.close()
         var options = Database.Options()
         options.continuousBackup = .init(storage: try DirectoryBackupStorage(path: dir.appendingPathComponent("directory-\(round)").path))
         let toDirectory = try DatabasePool(path: path, key: key, options: options)
-        directory.add(try commitRate(toDirectory, for: 3))
+        try directory.measure { try commitCount(toDirectory, for: 3) }
         try toDirectory.close()
         let storage = try freshStorage()
         options.continuousBackup = .init(storage: storage)
         let toBucket = try DatabasePool(path: path, key: key, options: options)
-        bucketRate.add(try commitRate(toBucket, for: 3))
+        try bucketRate.measure { try commitCount(toBucket, for: 3) }
         try toBucket.close()
         if round == 0 { requestsDuringRate = storage.requestCounts }
     }
-    print("  commits/s       alone \(String(format: "%7.0f", alone.median))   directory backup \(String(format: "%7.0f", directory.median)) (\(ratio(directory.median, alone.median)))   S3 backup \(String(format: "%7.0f", bucketRate.median)) (\(ratio(bucketRate.median, alone.median)))")
+    // Each round's windows run back to back: a ratio is taken within a round, where the disk's
+    // fsync latency (which bounds a commit) is most alike, and its median and spread printed.
+    func relative(_ windows: MeasuredWindows) -> String {
+        let ratios = zip(windows.rate.values, alone.rate.values).map { $0 / $1 }
+        var samples = Samples()
+        ratios.forEach { samples.add($0) }
+        return String(format: "%.2fx, rounds %.2f-%.2fx", samples.median, samples.min, samples.max)
+    }
+    print("  commits/s       alone \(String(format: "%7.0f", alone.rate.median))   directory backup \(String(format: "%7.0f", directory.rate.median)) (\(relative(directory)))   S3 backup \(String(format: "%7.0f", bucketRate.rate.median)) (\(relative(bucketRate)))")
+    print("  this process's CPU ms per 1,000 commits   alone \(String(format: "%.0f", alone.ownCPU.median))   directory \(String(format: "%.0f", directory.ownCPU.median))   S3 \(String(format: "%.0f", bucketRate.ownCPU.median))")
+    print("  Ceph's daemons' CPU (cores busy) during the windows   alone \(String(format: "%.2f", alone.cephCores.median))   directory \(String(format: "%.2f", directory.cephCores.median))   S3 \(String(format: "%.2f", bucketRate.cephCores.median)) of \(ProcessInfo.processInfo.activeProcessorCount)")
     print("  (requests of one 3 s S3 window at full speed: \(describe(requestsDuringRate)))")
 
     // Requests per minute at 100 commits a second, paced, for 30 s.
@@ -132,4 +142,57 @@ private func boto3Copy(_ storage: S3BackupStorage, into directory: String, pytho
         throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "boto3's copy failed (\(python) needs boto3)"])
     }
     return seconds
+}
+
+/// Commit-rate windows with what each cost in CPU: this process's per
+/// 1,000 commits, and the cores Ceph's daemons (the gateway, the OSD, the
+/// monitor: work a remote service does elsewhere) kept busy meanwhile.
+private struct MeasuredWindows {
+    var rate = Samples(), ownCPU = Samples(), cephCores = Samples()
+
+    mutating func measure(_ window: () throws -> (commits: Int, seconds: Double)) rethrows {
+        let ownBefore = processCPUSeconds(), cephBefore = cephCPUSeconds()
+        let (commits, seconds) = try window()
+        rate.add(Double(commits) / seconds)
+        ownCPU.add((processCPUSeconds() - ownBefore) * 1e6 / Double(commits))
+        cephCores.add((cephCPUSeconds() - cephBefore) / seconds)
+    }
+}
+
+/// The commits a pool's writer makes in `window` seconds, and the seconds it took.
+private func commitCount(_ pool: DatabasePool, for window: Double) throws -> (commits: Int, seconds: Double) {
+    let start = DispatchTime.now().uptimeNanoseconds
+    var commits = 0
+    while Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < window {
+        try pool.write { db in try db.execute("INSERT INTO item(a, f) VALUES (?, 'a row written during the window')", [commits]) }
+        commits += 1
+    }
+    return (commits, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+}
+
+/// User and system CPU seconds of this process, every thread.
+private func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// User and system CPU seconds of every running ceph-mon, ceph-osd and
+/// radosgw, from /proc (fields 14 and 15 of `stat`, in clock ticks).
+private func cephCPUSeconds() -> Double {
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
+    var total = 0.0
+    for pid in pids {
+        guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+              ["ceph-mon", "ceph-osd", "radosgw"].contains(comm.trimmingCharacters(in: .whitespacesAndNewlines)),
+              let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { continue }
+        // After the command's closing parenthesis: field 3 onwards.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+        total += (user + system) / ticks
+    }
+    return total
 }
