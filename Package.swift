@@ -76,6 +76,8 @@ let package = Package(
         // Continuous backup to S3-compatible object storage: SigV4 on the core's primitives, HTTP through
         // Foundation's URLSession (FoundationNetworking and the system's libcurl on Linux).
         .target(name: "DBCryptS3", dependencies: ["DBCrypt", "DBCryptCore"]),
+        // The SQL shell of `dbcrypt shell` and of `dbcrypt sql` reading a script.
+        .target(name: "DBCryptShell", dependencies: ["DBCrypt", "DBCryptCore", "CSQLCipher"]),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
         .target(name: "SQLCipherFormat", dependencies: ["DBCryptCore", "CPrimitives"]),
         // Any DBCrypt writer as an SQLKit `SQLDatabase` (trait SQLKit).
@@ -103,7 +105,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "dbcrypt",
-            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "DBCryptKeyStore", "DBCryptS3", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "DBCryptKeyStore", "DBCryptS3", "DBCryptShell", "SQLCipherFormat", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: see BENCHMARKS.md.
         .executableTarget(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DBCrypt
 import Foundation
 
 /// `dbcrypt`: encrypt, decrypt, re-key, check and query SQLCipher databases.
@@ -16,6 +17,9 @@ struct DBCryptCommand: ParsableCommand {
             newline is ignored) or a raw key written x'<64 hex digits>' (or x'<96 hex \
             digits>' with its salt).
 
+            dbcrypt --version prints its version, the linked SQLCipher's and SQLite's, and the \
+            crypto provider in use.
+
             Exit status: 0 success; 1 failure; 3 wrong key (or store passphrase), or not a \
             database; 4 the database is damaged; 5 the key store is locked or cannot be \
             reached; 6 the key store holds no such key; 7 what the key store holds there is \
@@ -26,7 +30,7 @@ struct DBCryptCommand: ParsableCommand {
               dbcrypt migrate app.db --key-env APP_KEY
               dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
             """,
-        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self, Backup.self, Restore.self]
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self, Backup.self, Restore.self, ShellCommand.self]
     )
 
     /// Runs the command line. A file-size limit (`ulimit -f`) must not kill
@@ -46,6 +50,14 @@ struct DBCryptCommand: ParsableCommand {
             }
         }
         let arguments = currentSpelling(Array(CommandLine.arguments.dropFirst()))
+        if arguments == ["--version"] {
+            do {
+                try StandardStreams.print(try versionText())
+                Foundation.exit(0)
+            } catch {
+                exitReporting(error)
+            }
+        }
         if arguments.isEmpty {
             printError("Give a command: see 'dbcrypt --help'.")
             Foundation.exit(ExitCode.validationFailure.rawValue)
@@ -65,6 +77,23 @@ struct DBCryptCommand: ParsableCommand {
         } catch {
             exitReporting(error)
         }
+    }
+
+    /// This build of dbcrypt.
+    static let version = "0.1.0 (unreleased)"
+
+    /// `dbcrypt --version`: dbcrypt's version, the linked SQLCipher's and
+    /// its SQLite's, and which crypto provider does SQLCipher's cryptography.
+    static func versionText() throws -> String {
+        let library = try CipherInfo.linked()
+        let provider = library.usesDBCryptProvider
+            ? "\(library.provider), DBCrypt's own (it gives SQLCipher \(library.cipherVersion) the SQLCipher 4 format)"
+            : "\(library.provider)\(library.providerVersion.map { " " + $0 } ?? ""), SQLCipher's own"
+        return """
+            dbcrypt \(version)
+            SQLCipher \(library.cipherVersion) on SQLite \(library.sqliteVersion)
+            crypto provider: \(provider)
+            """
     }
 
     /// The first spellings of two commands, still read: `kv DB ACTION ...`

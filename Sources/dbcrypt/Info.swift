@@ -24,21 +24,11 @@ struct Info: ParsableCommand, DatabaseFileCommand {
     func run() throws {
         try reportingErrors {
             let format = try requireDatabaseFile(database)
-            let library = try CipherInfo.linked()
-            var facts: [(String, JSONValue)] = [
-                ("path", .string(database)),
-                ("size", .number(Double(FileManager.default.sizeOfFile(atPath: database)))),
-                ("sqlcipher", .string(library.cipherVersion)),
-                ("provider", .string(library.provider)),
-            ]
-            let clearHeader = EncryptedDatabaseFile.hasPlaintextHeader(at: database)
-            facts.append(("header", .string(format == .notPlaintext
-                ? (clearHeader ? "plaintext SQLite header, encrypted pages (its salt must be given)" : "salt (standard SQLCipher layout), or not a database")
-                : "plaintext SQLite header")))
+            var facts = try Self.outsideFacts(of: database, format: format)
             let plaintext = format != .notPlaintext
             if !plaintext && !key.isGiven && isatty(STDIN_FILENO) != 1 {
                 facts.append(("format", .string("encrypted or not a database (give the key for more)")))
-                return try StandardStreams.say(render(facts))
+                return try StandardStreams.say(Self.render(facts, json: json))
             }
             let databaseKey = plaintext && !key.isGiven ? nil : try key.key(prompt: plaintext ? "" : "Key for \(database): ")
             var options = ExportOptions()
@@ -47,22 +37,39 @@ struct Info: ParsableCommand, DatabaseFileCommand {
             facts += described.facts.map { ($0.name, JSONValue($0.value)) }
             guard let report = described.pageReaderReport else {
                 facts.append(("tables", .object(described.tables.map { ($0.name, .integer(Int64($0.rows))) })))
-                return try StandardStreams.say(render(facts))
+                return try StandardStreams.say(Self.render(facts, json: json))
             }
             // SQLCipher refuses a damaged file as it refuses settings it does not read: the pages say which.
             guard report.isIntact else {
                 facts.append(("damaged", .string(report.damage.prefix(3).map(\.description).joined(separator: "; ")
                     + (report.damage.count > 3 ? "; \(report.damage.count - 3) more" : ""))))
                 facts.append(("readable_by", .string("DBCrypt's page reader, up to the damage: dbcrypt check names it, dbcrypt recover saves what is left")))
-                try StandardStreams.say(render(facts))
+                try StandardStreams.say(Self.render(facts, json: json))
                 throw ExitCode(ExitStatus.damaged)
             }
             facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
-            try StandardStreams.say(render(facts))
+            try StandardStreams.say(Self.render(facts, json: json))
         }
     }
 
-    private func render(_ facts: [(String, JSONValue)]) -> String {
+    /// What can be said of `database` without its key: path, size, the
+    /// linked SQLCipher and the header.
+    static func outsideFacts(of database: String, format: FileFormat) throws -> [(String, JSONValue)] {
+        let library = try CipherInfo.linked()
+        let clearHeader = EncryptedDatabaseFile.hasPlaintextHeader(at: database)
+        return [
+            ("path", .string(database)),
+            ("size", .number(Double(FileManager.default.sizeOfFile(atPath: database)))),
+            ("sqlcipher", .string(library.cipherVersion)),
+            ("provider", .string(library.provider)),
+            ("header", .string(format == .notPlaintext
+                ? (clearHeader ? "plaintext SQLite header, encrypted pages (its salt must be given)" : "salt (standard SQLCipher layout), or not a database")
+                : "plaintext SQLite header")),
+        ]
+    }
+
+    /// The facts as `name: value` lines (tables indented under `tables:`), or as one JSON object.
+    static func render(_ facts: [(String, JSONValue)], json: Bool) -> String {
         if json { return JSONValue.object(facts).encoded }
         var lines: [String] = []
         for (name, value) in facts {

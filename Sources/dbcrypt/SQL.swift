@@ -11,7 +11,9 @@ struct SQL: ParsableCommand {
             or as JSON (an array of objects per statement; blobs in base64) or CSV (a header \
             line, then one line per row; blobs in base64) on request. The database must \
             exist, unless --create says to make it: encrypted when a key is given, plaintext \
-            otherwise.
+            otherwise. Without SQL, standard input is run as a script, as sqlite3 runs one \
+            (dot-commands too; exit status 1 if a statement failed), or on a terminal the \
+            shell starts.
 
             Example:
               dbcrypt sql app.db --key-env APP_KEY "SELECT id, title FROM notes LIMIT 5"
@@ -21,8 +23,8 @@ struct SQL: ParsableCommand {
     @Argument(help: "The database.")
     var database: String
 
-    @Argument(help: "The SQL to run.")
-    var sql: String
+    @Argument(help: "The SQL to run; without it, SQL is read from standard input, or the shell starts on a terminal (see dbcrypt shell).")
+    var sql: String?
 
     @Flag(help: "Print rows as JSON.")
     var json = false
@@ -49,6 +51,7 @@ struct SQL: ParsableCommand {
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func validate() throws {
+        if sql == nil && (json || csv) { throw ValidationError("--json and --csv print the rows of SQL given as an argument: a script sets .mode json or .mode csv.") }
         if json && csv { throw ValidationError("Give --json or --csv, not both.") }
         if let salt, saltBytes(salt) == nil { throw ValidationError("--salt takes 32 hex digits (16 bytes).") }
         if plaintextHeader != nil && !create { throw ValidationError("--plaintext-header makes a new database: give --create too.") }
@@ -56,17 +59,14 @@ struct SQL: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let format: FileFormat
-            do {
-                format = try create ? FileFormat.detect(at: database) : requireDatabaseFile(database)
-            } catch DatabaseError.fileNotFound {
-                throw CLIError(missingDatabaseSentence(database, createOption: "--create"))
-            }
-            let databaseKey = try key.keyIfNeeded(for: database, format: format)
+            let databaseKey = try ShellSession.key(of: database, create: create, from: key)
             var options = cipher.databaseOptions(salt: salt.flatMap(saltBytes))
             if let plaintextHeader { options.cipher.plaintextHeaderSize = plaintextHeader }
             options.create = create
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
+            guard let sql else {
+                return try ShellSession(database: database, key: databaseKey, newKey: nil, cipher: cipher, options: options).run()
+            }
             let db = try Database(path: database, key: databaseKey, options: options)
             let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
             try db.closing {

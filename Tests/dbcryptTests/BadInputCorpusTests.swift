@@ -95,6 +95,7 @@ final class BadInputCorpusTests: XCTestCase {
             ("check, no key", { ["check", $0] }),
             ("info", { ["info", $0] + key }),
             ("sql", { ["sql", $0, "SELECT count(*) FROM note"] + key }),
+            ("shell", { ["shell", $0] + key }),
             ("schema", { ["schema", $0, "--dir", "Migrations-ok"] + key }),
             ("kv", { ["kv", $0, "get", "token", "--store-key-env", "STORE"] + key }),
             ("backup", { ["backup", $0, "-o", "out.db"] + key }),
@@ -102,7 +103,7 @@ final class BadInputCorpusTests: XCTestCase {
         for (name, arguments) in commands {
             let isMigrate = name.hasPrefix("migrate")
             if name != "schema" {   // schema creates a database that does not exist
-                add(arguments("missing.db"), 1, name == "sql" ? "No database at missing.db: check the path, or pass --create"
+                add(arguments("missing.db"), 1, name == "sql" || name == "shell" ? "No database at missing.db: check the path, or pass --create"
                                                               : "No database at missing.db: check the path.")
                 add(arguments("dangling.db"), 1, "No database at dangling.db: it is a symbolic link to missing.db, which does not exist.")
                 add(arguments("empty.db"), 3, "empty.db is empty: it is not a database.")

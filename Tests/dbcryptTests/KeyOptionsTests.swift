@@ -58,7 +58,7 @@ final class KeyOptionsTests: XCTestCase {
     }
 
     func testEveryCommandsHelpHasAnExampleAndNoKeyOption() throws {
-        for command in ["migrate", "decrypt", "rekey", "check", "info", "sql", "schema"] {
+        for command in ["migrate", "decrypt", "rekey", "check", "info", "sql", "schema", "shell"] {
             let run = try dbcrypt([command, "--help"])
             XCTAssertEqual(run.status, 0)
             XCTAssertTrue(run.stdout.contains("Example"), command)

@@ -41,6 +41,8 @@ final class Connection {
     var logExistedAtOpen = true
     /// The state of the polling busy handler, when the opener chose it (BusyPolling.swift).
     var busyPolling: BusyPolling?
+    /// The interrupter handed out for this connection, if any (Database+Tools.swift).
+    private var madeInterrupter: DatabaseInterrupter?
 
     init(handle: OpaquePointer) {
         self.handle = handle
@@ -71,6 +73,14 @@ final class Connection {
 
     var isClosed: Bool { handle == nil }
 
+    /// The one interrupter of this connection, made on first use.
+    func interrupter() throws -> DatabaseInterrupter {
+        if let madeInterrupter { return madeInterrupter }
+        let made = DatabaseInterrupter(try open())
+        madeInterrupter = made
+        return made
+    }
+
     /// Closes the handle. `sqlite3_close_v2` defers the real close until the
     /// last statement still held somewhere is finalized.
     func close() {
@@ -84,6 +94,7 @@ final class Connection {
 
     private func closeHandle() {
         guard let handle else { return }
+        madeInterrupter?.invalidate()
         for statement in internalStatements.values { sqlite3_finalize(statement) }
         internalStatements.removeAll()
         sqlite3_close_v2(handle)

@@ -1,0 +1,225 @@
+import DBCrypt
+import Foundation
+
+extension Shell {
+    /// The dot-commands, with what `.help` says of each.
+    static let commands: [(name: String, usage: String, help: String)] = [
+        ("backup", ".backup FILE", "Write a copy of the database to FILE, under the same key"),
+        ("bail", ".bail on|off", "Stop at the first error"),
+        ("changes", ".changes on|off", "Print the rows each statement changed"),
+        ("cipher", ".cipher", "The file's cipher settings and format"),
+        ("dump", ".dump [TABLE]", "The database (or one table) as SQL text: plaintext"),
+        ("headers", ".headers on|off", "Print column names"),
+        ("help", ".help", "This list"),
+        ("import", ".import FILE TABLE", "Insert the rows of a CSV file (its first row names a new table's columns)"),
+        ("indexes", ".indexes [TABLE]", "The names of the indexes (of TABLE)"),
+        ("mode", ".mode MODE", "Print rows as " + OutputMode.allCases.map(\.rawValue).joined(separator: ", ")),
+        ("nullvalue", ".nullvalue TEXT", "Print NULL as TEXT"),
+        ("once", ".once FILE", "Write the next statement's rows to FILE (plaintext)"),
+        ("output", ".output [FILE]", "Write rows to FILE (plaintext), or to standard output again"),
+        ("quit", ".quit", "End the session (Ctrl-D too)"),
+        ("read", ".read FILE", "Run the SQL and commands of FILE"),
+        ("rekey", ".rekey", "Change the database's key (asks twice; no other connection may be open)"),
+        ("schema", ".schema [PATTERN]", "The CREATE statements (of the tables matching PATTERN)"),
+        ("tables", ".tables [PATTERN]", "The names of the tables and views (matching PATTERN)"),
+        ("timer", ".timer on|off", "Print how long each statement took"),
+    ]
+
+    /// Runs one dot-command line.
+    func dotCommand(_ line: String) -> Flow {
+        let arguments: [String]
+        do {
+            arguments = try Self.splitArguments(String(line.dropFirst()))
+        } catch {
+            return fail("\(error)")
+        }
+        guard let word = arguments.first else { return fail("Give a command after the dot: see .help.") }
+        let matches = Self.commands.filter { $0.name.hasPrefix(word.lowercased()) }
+        let name = word == "exit" ? "quit" : word == "indices" ? "indexes" : matches.count == 1 ? matches[0].name : word
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch name {
+            case "quit": return .quit
+            case "help":
+                let width = Self.commands.map(\.usage.count).max() ?? 0
+                try output.write(Self.commands.map { $0.usage.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.help + "\n" }.joined())
+            case "mode":
+                guard rest.count == 1, let chosen = OutputMode(rawValue: rest[0].lowercased()) else {
+                    return fail(".mode takes one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                mode = chosen
+            case "headers": headers = try Self.flag(rest, name)
+            case "bail": bail = try Self.flag(rest, name)
+            case "timer": timer = try Self.flag(rest, name)
+            case "changes": showsChanges = try Self.flag(rest, name)
+            case "nullvalue":
+                guard rest.count == 1 else { return fail(".nullvalue takes one text.") }
+                nullValue = Array(rest[0].utf8)
+            case "tables", "indexes":
+                guard rest.count <= 1 else { return fail(".\(name) takes at most one pattern.") }
+                try listNames(indexes: name == "indexes", matching: rest.first)
+            case "schema":
+                guard rest.count <= 1 else { return fail(".schema takes at most one pattern.") }
+                try printSchema(matching: rest.first)
+            case "output", "once":
+                guard rest.count <= 1, name == "output" || rest.count == 1 else { return fail(".\(name) takes one file name.") }
+                output.close()
+                outputIsOnce = false
+                if let file = rest.first, file != "stdout" {
+                    output = try ShellOutput.file(file)
+                    outputIsOnce = name == "once"
+                } else {
+                    output = .standardOutput
+                }
+            case "read":
+                guard rest.count == 1 else { return fail(".read takes one file name.") }
+                return try read(rest[0])
+            case "import":
+                guard rest.count == 2 else { return fail(".import takes a CSV file and a table: .import FILE TABLE.") }
+                try importCSV(rest[0], into: rest[1])
+            case "dump":
+                guard rest.count <= 1 else { return fail(".dump takes at most one table.") }
+                if interactive, output.path == nil, isatty(STDOUT_FILENO) != 0 {
+                    host.note("Note: .dump writes the database as plaintext SQL.")
+                }
+                try dump(table: rest.first)
+            case "backup":
+                guard rest.count == 1 else { return fail(".backup takes one file name.") }
+                try queue.backup(to: rest[0])
+            case "cipher":
+                guard rest.isEmpty else { return fail(".cipher takes no argument.") }
+                try output.write(host.cipherReport(key) + "\n")
+            case "rekey":
+                guard rest.isEmpty else { return fail(".rekey takes no argument: it asks for the new key.") }
+                try rekey()
+            default:
+                return fail("Unknown command .\(word): see .help.")
+            }
+        } catch let error as ShellError {
+            return fail(error.description)
+        } catch {
+            return fail(Self.message(error))
+        }
+        return .proceed
+    }
+
+    /// `on` or `off` (yes/no, true/false, 1/0).
+    static func flag(_ arguments: [String], _ name: String) throws -> Bool {
+        switch arguments.count == 1 ? arguments[0].lowercased() : "" {
+        case "on", "yes", "true", "1": return true
+        case "off", "no", "false", "0": return false
+        default: throw ShellError(".\(name) takes on or off.")
+        }
+    }
+
+    /// A dot-command's words: separated by blanks, a quoted word (`'...'`
+    /// as is, `"..."` with backslash escapes) may hold blanks.
+    static func splitArguments(_ line: String) throws -> [String] {
+        var words: [String] = []
+        var scalars = Array(line.unicodeScalars)[...]
+        while true {
+            while let first = scalars.first, first == " " || first == "\t" || first == "\r" { scalars.removeFirst() }
+            guard let first = scalars.first else { return words }
+            var word = ""
+            if first == "'" || first == "\"" {
+                scalars.removeFirst()
+                var closed = false
+                while let next = scalars.popFirst() {
+                    if next == first { closed = true; break }
+                    if first == "\"", next == "\\", let escaped = scalars.popFirst() {
+                        switch escaped {
+                        case "n": word += "\n"
+                        case "t": word += "\t"
+                        default: word.unicodeScalars.append(escaped)
+                        }
+                    } else {
+                        word.unicodeScalars.append(next)
+                    }
+                }
+                guard closed else { throw ShellError("A quoted argument is not closed: add its closing \(first).") }
+            } else {
+                while let next = scalars.first, next != " ", next != "\t", next != "\r" {
+                    word.unicodeScalars.append(next)
+                    scalars.removeFirst()
+                }
+            }
+            words.append(word)
+        }
+    }
+
+    /// `.read FILE`: the file's lines through this session, then back to the input.
+    private func read(_ file: String) throws -> Flow {
+        guard readDepth < 16 else { throw ShellError(".read is nested more than 16 deep: does \(file) read itself?") }
+        guard let handle = FileHandle(forReadingAtPath: file) else {
+            throw ShellError("Cannot read \(file): \(String(cString: strerror(errno))).")
+        }
+        defer { try? handle.close() }
+        let savedLine = lineNumber
+        readDepth += 1
+        lineNumber = 0
+        defer {
+            readDepth -= 1
+            lineNumber = savedLine
+        }
+        var lines = LineReader(descriptor: handle.fileDescriptor)
+        while let line = try lines.next() {
+            if feed(line) == .quit { return .quit }
+        }
+        endOfInput()
+        return hadError && bail ? .quit : .proceed
+    }
+
+    /// `.tables` and `.indexes`: names in columns across 80 characters, as the sqlite3 shell lays them.
+    private func listNames(indexes: Bool, matching pattern: String?) throws {
+        let names: [String] = try queue.inDatabase { db in
+            if indexes {
+                return try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'index' AND (?1 IS NULL OR tbl_name LIKE ?1) ORDER BY name", [pattern])
+            }
+            return try db.fetchAll(String.self, """
+                SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                AND (?1 IS NULL OR name LIKE ?1) ORDER BY name
+                """, [pattern])
+        }
+        guard !names.isEmpty else { return }
+        let width = names.map(\.count).max()!
+        let columns = max(1, 80 / (width + 2))
+        let rows = (names.count + columns - 1) / columns
+        var text = ""
+        for row in 0..<rows {
+            let line = stride(from: row, to: names.count, by: rows).map { names[$0].padding(toLength: width, withPad: " ", startingAt: 0) }
+            text += line.joined(separator: "  ").replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
+        }
+        try output.write(text)
+    }
+
+    /// `.schema`: every CREATE statement, each ended by a semicolon.
+    private func printSchema(matching pattern: String?) throws {
+        let statements: [String] = try queue.inDatabase { db in
+            try db.fetchAll(String.self, """
+                SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                AND (?1 IS NULL OR tbl_name LIKE ?1 OR name LIKE ?1) ORDER BY tbl_name, type DESC, name
+                """, [pattern])
+        }
+        try output.write(statements.map { $0 + ";\n" }.joined())
+    }
+}
+
+extension Shell {
+    /// `.rekey`: the new key, then the crash-safe routine on the closed
+    /// database, which opens again under the new key (or, when the routine
+    /// fails, under the old one).
+    func rekey() throws {
+        guard let current = key else { throw ShellError("\(path) is plaintext: .rekey changes the key of an encrypted database.") }
+        let replacement = try host.newKey()
+        try queue.close()
+        do {
+            try host.changeKey(current, replacement)
+        } catch {
+            queue = try DatabaseQueue(path: path, key: current, options: options)
+            throw error
+        }
+        key = replacement
+        queue = try DatabaseQueue(path: path, key: replacement, options: options)
+        host.note("Changed the key of \(path).")
+    }
+}

@@ -1,0 +1,58 @@
+import DBCrypt
+
+extension Shell {
+    /// `.dump [TABLE]`: the schema and rows as SQL text that rebuilds the
+    /// database (or one table) in one transaction, as the sqlite3 shell
+    /// writes it. Values are written by SQLite's `quote()`.
+    func dump(table: String?) throws {
+        try queue.inDatabase { db in
+            try output.write("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n")
+            let entries = try db.fetchAll("""
+                SELECT type, name, sql FROM sqlite_master
+                WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (?1 IS NULL OR tbl_name LIKE ?1)
+                ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'view' THEN 2 ELSE 1 END, rowid
+                """, [table])
+            let virtualTables: [String] = try entries.compactMap { row in
+                let sql: String = try row["sql"]
+                return sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") ? try row["name"] as String : nil
+            }
+            for entry in entries {
+                let type: String = try entry["type"], name: String = try entry["name"], sql: String = try entry["sql"]
+                // A virtual table's own tables are rebuilt by the virtual table.
+                if type == "table", virtualTables.contains(where: { name.hasPrefix($0 + "_") }) { continue }
+                try output.write(sql + ";\n")
+                if type == "table" { try dumpRows(of: name, in: db) }
+            }
+            if table == nil, try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
+                try output.write("DELETE FROM sqlite_sequence;\n")
+                try dumpRows(of: "sqlite_sequence", in: db)
+            }
+            try output.write("COMMIT;\n")
+        }
+    }
+
+    private func dumpRows(of table: String, in db: Database) throws {
+        let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let columns = try Shell.columnNames(of: quoted, in: db)
+        guard !columns.isEmpty else { return }
+        let values = columns.map { "quote(\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\")" }.joined(separator: " || ',' || ")
+        let cursor = try db.query("SELECT \(values) FROM \(quoted)")
+        var text = ""
+        while let row = try cursor.next() {
+            text += "INSERT INTO \(quoted) VALUES(" + (try row[0] as String) + ");\n"
+            if text.utf8.count > 65536 {
+                try output.write(text)
+                text = ""
+            }
+        }
+        try output.write(text)
+    }
+}
+
+extension Shell {
+    /// The column names of the table `quoted` (an SQL name in quotes), from
+    /// `PRAGMA table_info` (SQLite 3.15 has no `pragma_table_info()`).
+    static func columnNames(of quoted: String, in db: Database) throws -> [String] {
+        try db.fetchAll("PRAGMA table_info(\(quoted))").map { try $0["name"] }
+    }
+}

@@ -1,0 +1,215 @@
+import CSQLCipher
+import DBCrypt
+import Foundation
+
+/// An SQL session on one database, as the sqlite3 shell runs one: lines go
+/// in, a statement runs once it is complete (ends with `;` outside a string
+/// or a trigger's body), lines starting with `.` are dot-commands, rows
+/// print in the chosen ``OutputMode``, and an error is one line on standard
+/// error while the session goes on (unless `.bail on`).
+public final class Shell {
+    /// What the command-line tool does for the shell: the parts that need
+    /// its key sources and reports.
+    public struct Host {
+        /// The file's cipher settings and format under a key, as `dbcrypt info` prints them.
+        public var cipherReport: (DatabaseKey?) throws -> String
+        /// The new key of `.rekey`, from where the user said, or asked twice.
+        public var newKey: () throws -> DatabaseKey
+        /// Changes the key of the closed database from the first key to the
+        /// second, with the crash-safe routine.
+        public var changeKey: (DatabaseKey, DatabaseKey) throws -> Void
+        /// Writes one line for the user to standard error.
+        public var note: (String) -> Void
+
+        /// Makes a host from its parts.
+        public init(cipherReport: @escaping (DatabaseKey?) throws -> String, newKey: @escaping () throws -> DatabaseKey,
+                    changeKey: @escaping (DatabaseKey, DatabaseKey) throws -> Void, note: @escaping (String) -> Void) {
+            self.cipherReport = cipherReport
+            self.newKey = newKey
+            self.changeKey = changeKey
+            self.note = note
+        }
+    }
+
+    /// Whether the session continues after a line.
+    public enum Flow { case proceed, quit }
+
+    var queue: DatabaseQueue
+    let path: String
+    var key: DatabaseKey?
+    /// The options that opened the queue, to open it again after `.rekey`.
+    let options: Database.Options
+    let host: Host
+    let interactive: Bool
+    var mode: OutputMode
+    var headers: Bool
+    var nullValue: [UInt8] = []
+    var bail = false
+    var timer = false
+    var showsChanges = false
+    var output = ShellOutput.standardOutput
+    /// Whether ``output`` goes back to standard output after one statement (`.once`).
+    var outputIsOnce = false
+    let realTextIsExact: Bool
+
+    /// Whether a statement or command failed during the session: a script's exit status.
+    public private(set) var hadError = false
+    /// The lines of a statement not complete yet.
+    private var pending: [UInt8] = []
+    /// The number of the line being read, in the current input.
+    var lineNumber = 0
+    /// Where `.read` is in its nesting, against a file that reads itself.
+    var readDepth = 0
+
+    /// A session on the database `queue` opened at `path` with `key` and `options`.
+    /// Interactive, rows print as a box with headers; otherwise as the
+    /// sqlite3 shell prints a script's: `list`, no headers.
+    ///
+    /// - throws: ``DatabaseError`` when the database cannot be read.
+    public init(queue: DatabaseQueue, path: String, key: DatabaseKey?, options: Database.Options, interactive: Bool, host: Host) throws {
+        self.queue = queue
+        self.path = path
+        self.key = key
+        self.options = options
+        self.interactive = interactive
+        self.host = host
+        mode = interactive ? .box : .list
+        headers = interactive
+        realTextIsExact = try queue.inDatabase { db in
+            try db.fetchScalar(String.self, "SELECT CAST(0.1 + 0.2 AS TEXT)") == "0.30000000000000004"
+        }
+    }
+
+    /// Whether a statement has begun and waits for more lines.
+    public var isContinuing: Bool { !pending.isEmpty }
+
+    /// Takes one line of input (without its newline).
+    public func feed(_ line: [UInt8]) -> Flow {
+        lineNumber += 1
+        if pending.isEmpty {
+            let trimmed = line.drop { $0 == 32 || $0 == 9 }
+            if trimmed.first == UInt8(ascii: ".") { return dotCommand(String(decoding: trimmed, as: UTF8.self)) }
+            if trimmed.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { return .proceed }
+        }
+        pending += line
+        pending.append(10)
+        // Only a line with a semicolon can complete a statement (a 10 MB
+        // statement on many lines is checked once per semicolon, not per line).
+        guard line.contains(UInt8(ascii: ";")), isComplete(pending) else { return .proceed }
+        let sql = pending
+        pending.removeAll(keepingCapacity: false)
+        return run(sql)
+    }
+
+    /// Ends the input: a statement still open is an error, as in the sqlite3 shell.
+    public func endOfInput() {
+        guard !pending.isEmpty else { return }
+        let blank = pending.allSatisfy { $0 == 32 || (9...13).contains($0) }
+        pending.removeAll()
+        if !blank { fail("Incomplete SQL at the end of the input: a statement ends with ';' outside any string.") }
+    }
+
+    /// Reports a failure in one line and notes it for the exit status.
+    /// Returns whether the session goes on.
+    @discardableResult
+    func fail(_ message: String) -> Flow {
+        hadError = true
+        host.note(interactive ? "Error: \(message)" : "Error: near line \(lineNumber): \(message)")
+        return bail ? .quit : .proceed
+    }
+
+    /// Whether `sql` ends a statement (`sqlite3_complete`; a NUL byte read as a blank).
+    private func isComplete(_ sql: [UInt8]) -> Bool {
+        (sql.map { $0 == 0 ? 32 : $0 } + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { sqlite3_complete($0.baseAddress!) != 0 }
+        }
+    }
+
+    /// Runs the statements of `sql` and prints their rows.
+    func run(_ sql: [UInt8]) -> Flow {
+        let text = String(decoding: sql, as: UTF8.self)
+        let started = ShellClock.now()
+        defer { finishOnce() }
+        do {
+            let formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact)
+            let changes = try queue.inDatabase { db -> (Int, Int) in
+                try db.executeScript(text) { cursor in
+                    let columns = cursor.columnNames
+                    var rows: [[ShellValue]] = []
+                    var continuing = false
+                    while let row = try cursor.next() {
+                        rows.append((0..<row.count).map { ShellValue(row, $0) })
+                        // Modes that print row by row do not hold a large result.
+                        if !mode.isColumnar && mode != .json && rows.count >= 256 {
+                            try output.write(formatter.format(columns: columns, rows: rows, continuing: continuing))
+                            rows.removeAll(keepingCapacity: true)
+                            continuing = true
+                        }
+                    }
+                    try output.write(formatter.format(columns: columns, rows: rows, continuing: continuing))
+                }
+                return (db.changes, db.totalChanges)
+            }
+            if showsChanges { try output.write("changes: \(changes.0)   total_changes: \(changes.1)\n") }
+        } catch {
+            return fail(Self.message(error))
+        }
+        if timer { try? output.write(ShellClock.report(since: started)) }
+        return .proceed
+    }
+
+    /// An error in one line: SQLite's message for a statement, the
+    /// library's sentence otherwise.
+    static func message(_ error: Error) -> String {
+        if case let DatabaseError.sqlite(code, message, _) = error {
+            return code & 0xFF == SQLITE_INTERRUPT ? "interrupted" : message
+        }
+        return String(describing: error).split(separator: "\n").joined(separator: " ")
+    }
+
+    /// Sends output back to standard output after a `.once` statement.
+    func finishOnce() {
+        guard outputIsOnce else { return }
+        output.close()
+        output = .standardOutput
+        outputIsOnce = false
+    }
+
+    /// Ends the session: closes a file that `.output` opened, and the database.
+    ///
+    /// - throws: what closing the database throws.
+    public func close() throws {
+        output.close()
+        output = .standardOutput
+        try queue.close()
+    }
+}
+
+extension ShellValue {
+    init(_ row: Row, _ index: Int) {
+        switch row[index] {
+        case .null: self.init(kind: .null, text: [], real: 0)
+        case .integer: self.init(kind: .integer, text: row.sqliteText(at: index) ?? [], real: 0)
+        case let .real(value): self.init(kind: .real, text: row.sqliteText(at: index) ?? [], real: value)
+        case .text: self.init(kind: .text, text: row.sqliteText(at: index) ?? [], real: 0)
+        case .blob: self.init(kind: .blob, text: row.sqliteText(at: index) ?? [], real: 0)
+        }
+    }
+}
+
+/// `.timer on`: wall clock and CPU time of each statement, as the sqlite3 shell prints them.
+enum ShellClock {
+    struct Instant { let wall: Double, user: Double, system: Double }
+
+    static func now() -> Instant {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return Instant(wall: Double(DispatchTime.now().uptimeNanoseconds) / 1e9, user: seconds(usage.ru_utime), system: seconds(usage.ru_stime))
+    }
+
+    static func report(since start: Instant) -> String {
+        let end = now()
+        return String(format: "Run Time: real %.3f user %.6f sys %.6f\n", end.wall - start.wall, end.user - start.user, end.system - start.system)
+    }
+}

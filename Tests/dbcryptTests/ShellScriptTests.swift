@@ -1,0 +1,266 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt shell` and `dbcrypt sql` with no SQL, reading a script from
+/// standard input: the sqlite3 shell's output and dot-commands, bad input
+/// as one line with the session going on.
+final class ShellScriptTests: XCTestCase {
+    var directory: URL!
+    var path: String!
+
+    override func setUpWithError() throws {
+        directory = try makeTemporaryDirectory(self)
+        path = directory.appendingPathComponent("app.db").path
+        // SQLCipher 3's format: the 3.4.1 engine's shell reads it too.
+        let made = try dbcrypt(["sql", path, "--create", "--format", "sqlcipher3", "--key-env", "KEY", """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, n, r, s, b);
+            INSERT INTO t VALUES (1, 42, 0.1 + 0.2, 'plain', x'414243');
+            INSERT INTO t VALUES (2, -7, 1e20, 'comma, "quote" and ''apostrophe''', NULL);
+            INSERT INTO t VALUES (3, NULL, 2.5, 'two
+            lines', x'');
+            INSERT INTO t VALUES (4, 9223372036854775807, 1.0, 'é and tab	here', 'text');
+            INSERT INTO t VALUES (5, 0, -0.000123, '', 3);
+            CREATE INDEX t_n ON t(n);
+            CREATE VIEW v AS SELECT id, s FROM t;
+            """], environment: keyEnvironment)
+        XCTAssertEqual(made.status, 0, made.stderr)
+    }
+
+    private func shell(_ script: String, _ extra: [String] = [], command: String = "shell") throws -> Run {
+        try dbcrypt([command, path, "--key-env", "KEY"] + extra, environment: keyEnvironment, input: Data(script.utf8))
+    }
+
+    /// The same script through dbcrypt and through the engine's own
+    /// `sqlcipher` shell prints the same bytes in CSV (every engine) and
+    /// JSON (the 4.x shells: 3.4.1's has no JSON mode), with and without
+    /// headers. Blobs are left out of JSON, where the shells of SQLite 3.46
+    /// and 3.53 differ.
+    func testScriptsPrintWhatTheEnginesShellPrints() throws {
+        var modes = ["csv"]
+        if shellIsSQLCipher4 { modes.append("json") }
+        for mode in modes {
+            for headers in ["on", "off"] {
+                let columns = mode == "json" ? "id, n, r, s" : "*"
+                let script = """
+                    .mode \(mode)
+                    .headers \(headers)
+                    SELECT \(columns) FROM t ORDER BY id;
+                    SELECT count(*) AS rows, sum(r) AS total, group_concat(s, '|') AS joined FROM t;
+                    SELECT * FROM v WHERE id > 3;
+                    SELECT 1 WHERE 0;
+
+                    """
+                let ours = try shell(script, command: "sql")
+                XCTAssertEqual(ours.status, 0, ours.stderr)
+                XCTAssertEqual(ours.stderr, "")
+                let theirs = try runSQLCipherShell(path, "PRAGMA key = \"\(keyText)\";\n" + script)
+                XCTAssertEqual(ours.stdout, theirs, "\(mode), headers \(headers)")
+                XCTAssertTrue(ours.stdout.contains(mode == "csv" ? "plain" : "\"plain\""), ours.stdout)
+            }
+        }
+    }
+
+    /// Each kind of bad input is one line on standard error, the next
+    /// statement still runs, and the exit status says that one failed.
+    func testBadInputIsOneLineAndTheSessionGoesOn() throws {
+        let missing = directory.appendingPathComponent("missing.sql").path
+        let ragged = directory.appendingPathComponent("ragged.csv").path
+        try "a,b\n1,2\n3\n4,5,6\n7,8\n".write(toFile: ragged, atomically: true, encoding: .utf8)
+        // Bytes of every value but quotes, brackets and comment starters
+        // (which would take the next statement in, as in sqlite3) and newlines.
+        var generator = SystemRandomNumberGenerator()
+        let garbage = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            .filter { !Array("'\"`[-/\n;".utf8).contains($0) }
+        let cases: [(name: String, input: Data, stderrHas: String)] = [
+            (".read of a missing file", Data(".read \(missing)\n".utf8), "Cannot read \(missing)"),
+            ("an unknown command", Data(".frobnicate\n".utf8), "Unknown command .frobnicate"),
+            ("an SQL error", Data("SELECT * FROM nowhere;\n".utf8), "no such table: nowhere"),
+            ("binary garbage", Data(garbage) + Data(";\n".utf8), "Error: near line 1:"),
+        ]
+        for item in cases {
+            let run = try dbcrypt(["sql", path, "--key-env", "KEY"], environment: keyEnvironment,
+                                  input: item.input + Data("SELECT 'after';\n".utf8))
+            XCTAssertEqual(run.status, 1, item.name)
+            XCTAssertEqual(run.stdout, "after\n", item.name)
+            XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, "\(item.name): \(run.stderr.prefix(300))")
+            XCTAssertTrue(run.stderr.contains(item.stderrHas), "\(item.name): \(run.stderr.prefix(300))")
+        }
+
+        let unterminated = try shell("SELECT 'before';\nSELECT 'never closed;\n")
+        XCTAssertEqual(unterminated.status, 1)
+        XCTAssertEqual(unterminated.stdout, "before\n")
+        XCTAssertEqual(unterminated.stderr, "dbcrypt: Error: near line 2: Incomplete SQL at the end of the input: a statement ends with ';' outside any string.\n")
+
+        // A ragged row: one line each, NULL for the missing field, the extra dropped, the rest imported.
+        let imported = try shell(".import \(ragged) r\nSELECT a, b FROM r ORDER BY rowid;\n")
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(imported.stdout, "1|2\n3|\n4|5\n7|8\n")
+        XCTAssertEqual(imported.stderr, """
+            dbcrypt: \(ragged):3: expected 2 columns but found 1: filling the rest with NULL.
+            dbcrypt: \(ragged):4: expected 2 columns but found 3: extras ignored.
+
+            """)
+
+        // A 10 MB statement over two lines.
+        let half = String(repeating: "x", count: 5_000_000)
+        let long = try shell("SELECT length('\(half)\n\(half.dropLast())');\nSELECT 'after';\n")
+        XCTAssertEqual(long.status, 0, long.stderr)
+        XCTAssertEqual(long.stdout, "10000000\nafter\n")
+
+        // A NUL byte: SQLite would read the statement only up to it.
+        let nul = try shell("SELECT 'a\0b';\nSELECT 'after';\n")
+        XCTAssertEqual(nul.status, 1)
+        XCTAssertEqual(nul.stdout, "after\n")
+        XCTAssertTrue(nul.stderr.contains("NUL"), nul.stderr)
+    }
+
+    /// A wrong key is status 3 before any statement runs, and so is none for an encrypted file.
+    func testAWrongKeyEndsTheShellBeforeAnyStatement() throws {
+        let wrong = try dbcrypt(["shell", path, "--key-env", "OTHER"], environment: keyEnvironment, input: Data("SELECT 1;\n".utf8))
+        XCTAssertEqual(wrong.status, 3)
+        XCTAssertEqual(wrong.stdout, "")
+        let none = try dbcrypt(["shell", path], input: Data("SELECT 1;\n".utf8))
+        XCTAssertNotEqual(none.status, 0)
+        XCTAssertEqual(none.stdout, "")
+    }
+
+    /// Every dot-command of a script, as the sqlite3 shell's behave.
+    func testDotCommands() throws {
+        let script = directory.appendingPathComponent("script.sql").path
+        try "SELECT 'read ' || count(*) FROM t;\n.mode csv\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let out = directory.appendingPathComponent("out.txt").path
+        let once = directory.appendingPathComponent("once.txt").path
+        let run = try shell("""
+            .tables
+            .tables t%
+            .schema t
+            .indexes
+            .read \(script)
+            SELECT id, s FROM t WHERE id = 1;
+            .mode list
+            .headers on
+            .nullvalue NULL
+            SELECT id, n FROM t WHERE id = 3;
+            .mode line
+            SELECT id, s FROM t WHERE id < 3;
+            .mode markdown
+            SELECT id, s AS text FROM t WHERE id IN (1, 5);
+            .headers off
+            .mode table
+            SELECT id, n FROM t WHERE id IN (1, 2);
+            .headers on
+            .mode box
+            SELECT id FROM t WHERE id = 1;
+            .headers off
+            .mode list
+            .output \(out)
+            SELECT 'to the file';
+            .output stdout
+            .once \(once)
+            SELECT 'once';
+            SELECT 'back';
+            .changes on
+            UPDATE t SET n = n WHERE id < 3;
+            .changes off
+            .timer on
+            SELECT 'timed';
+            .timer off
+            .help
+            .quit
+            SELECT 'not run';
+
+            """)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stderr, "")
+        let expected = """
+            t  v
+            t
+            CREATE TABLE t(id INTEGER PRIMARY KEY, n, r, s, b);
+            CREATE INDEX t_n ON t(n);
+            t_n
+            read 5
+            1,plain\r
+            id|n
+            3|NULL
+            id: 1
+             s: plain
+
+            id: 2
+             s: comma, "quote" and 'apostrophe'
+            | id | text  |
+            |----|-------|
+            |  1 | plain |
+            |  5 |       |
+            +---+----+
+            | 1 | 42 |
+            | 2 | -7 |
+            +---+----+
+            ╭────╮
+            │ id │
+            ╞════╡
+            │  1 │
+            ╰────╯
+            back
+            changes: 2   total_changes: 2
+
+            """
+        XCTAssertTrue(run.stdout.hasPrefix(expected), run.stdout)
+        XCTAssertTrue(run.stdout.contains("timed\nRun Time: real "), run.stdout)
+        XCTAssertTrue(run.stdout.contains(".rekey "), run.stdout)
+        XCTAssertFalse(run.stdout.contains("not run"))
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "to the file\n")
+        XCTAssertEqual(try String(contentsOfFile: once, encoding: .utf8), "once\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600, "what .output writes is plaintext: the owner's alone")
+    }
+
+    /// `.bail on` ends a script at the first error, with status 1.
+    func testBailStopsAtTheFirstError() throws {
+        let run = try shell(".bail on\nSELECT 'first';\nSELECT * FROM nowhere;\nSELECT 'never';\n")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.stdout, "first\n")
+        XCTAssertEqual(run.stderr, "dbcrypt: Error: near line 3: no such table: nowhere\n")
+    }
+
+    /// `.dump` writes SQL that rebuilds the rows elsewhere; `.import` reads
+    /// CSV into a new table named by its first row; `.backup` writes a copy
+    /// under the same key; `.cipher` names the format; `.rekey` changes the key.
+    func testDumpImportBackupCipherAndRekey() throws {
+        let dump = try shell(".dump\n")
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        XCTAssertTrue(dump.stdout.hasPrefix("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE t("), dump.stdout)
+        XCTAssertTrue(dump.stdout.hasSuffix("COMMIT;\n"))
+        let copy = directory.appendingPathComponent("rebuilt.db").path
+        let rebuilt = try dbcrypt(["shell", copy, "--create", "--key-env", "OTHER"], environment: keyEnvironment, input: Data(dump.stdout.utf8))
+        XCTAssertEqual(rebuilt.status, 0, rebuilt.stderr)
+        let compare = "SELECT id, quote(n), quote(r), quote(s), quote(b) FROM t ORDER BY id;\nSELECT name FROM sqlite_master ORDER BY name;\n"
+        let original = try shell(compare)
+        let again = try dbcrypt(["shell", copy, "--key-env", "OTHER"], environment: keyEnvironment, input: Data(compare.utf8))
+        XCTAssertEqual(again.stdout, original.stdout)
+        XCTAssertTrue(original.stdout.contains("t_n\n"))
+
+        let csv = directory.appendingPathComponent("people.csv").path
+        try "name,\"age, in years\"\r\nAda,36\r\n\"Grace \"\"Amazing\"\" Hopper\",85\r\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let imported = try shell(".import \(csv) people\n.headers on\n.mode csv\nSELECT * FROM people;\n")
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(imported.stdout, "name,\"age, in years\"\r\nAda,36\r\n\"Grace \"\"Amazing\"\" Hopper\",85\r\n")
+
+        let backup = directory.appendingPathComponent("backup.db").path
+        XCTAssertEqual(try shell(".backup \(backup)\n").status, 0)
+        let fromBackup = try dbcrypt(["sql", backup, "--key-env", "KEY", "--csv", "SELECT count(*) FROM people"], environment: keyEnvironment)
+        XCTAssertEqual(fromBackup.stdout, "count(*)\r\n2\r\n", fromBackup.stderr)
+
+        let cipher = try shell(".cipher\n")
+        XCTAssertEqual(cipher.status, 0, cipher.stderr)
+        XCTAssertTrue(cipher.stdout.contains("format: sqlcipher3\n"), cipher.stdout)
+
+        let rekeyed = try shell(".rekey\nSELECT count(*) FROM t;\n", ["--new-key-env", "OTHER"])
+        XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)
+        XCTAssertEqual(rekeyed.stdout, "5\n")
+        XCTAssertEqual(rekeyed.stderr, "dbcrypt: Changed the key of \(path!).\n")
+        XCTAssertEqual(try shell("SELECT 1;\n").status, 3, "the old key no longer opens it")
+        let withNewKey = try dbcrypt(["shell", path, "--key-env", "OTHER"], environment: keyEnvironment, input: Data("SELECT count(*) FROM t;\n".utf8))
+        XCTAssertEqual(withNewKey.stdout, "5\n", withNewKey.stderr)
+    }
+}
