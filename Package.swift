@@ -76,8 +76,9 @@ let package = Package(
         // Continuous backup to S3-compatible object storage: SigV4 on the core's primitives, HTTP through
         // Foundation's URLSession (FoundationNetworking and the system's libcurl on Linux).
         .target(name: "DBCryptS3", dependencies: ["DBCrypt", "DBCryptCore"]),
+        .systemLibrary(name: "CLibEdit", pkgConfig: "libedit", providers: [.apt(["libedit-dev"]), .brew(["libedit"])]),
         // The SQL shell of `dbcrypt shell` and of `dbcrypt sql` reading a script.
-        .target(name: "DBCryptShell", dependencies: ["DBCrypt", "DBCryptCore", "CSQLCipher"]),
+        .target(name: "DBCryptShell", dependencies: ["DBCrypt", "DBCryptCore", "DBCryptSeal", "CSQLCipher", "CLibEdit"]),
         // SQLCipher 1-4 files read page by page without SQLCipher: verify, decrypt, plaintext headers, recovery.
         .target(name: "SQLCipherFormat", dependencies: ["DBCryptCore", "CPrimitives"]),
         // Any DBCrypt writer as an SQLKit `SQLDatabase` (trait SQLKit).

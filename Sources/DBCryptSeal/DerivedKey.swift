@@ -27,7 +27,7 @@ public struct DerivedKey: ContiguousBytes, Sendable, CustomStringConvertible {
 
 /// HKDF-SHA256 (RFC 5869) of `key`, with no salt (32 zero bytes), for
 /// `info`: 32 bytes, one block of its expansion.
-func hkdfSHA256(_ key: SecretBytes, info: String) -> SecretBytes? {
+package func hkdfSHA256(_ key: SecretBytes, info: String) -> SecretBytes? {
     let zeros = [UInt8](repeating: 0, count: 32)
     guard var pseudorandom = key.withUnsafeBytes({ ikm in zeros.withUnsafeBytes { HMACKey($0).mac(ikm) } }) else { return nil }
     defer { SecretBytes.wipe(&pseudorandom) }

@@ -1,4 +1,5 @@
 import DBCrypt
+import DBCryptCore
 import Foundation
 
 extension Shell {
@@ -218,8 +219,33 @@ extension Shell {
             queue = try DatabaseQueue(path: path, key: current, options: options)
             throw error
         }
-        key = replacement
-        queue = try DatabaseQueue(path: path, key: replacement, options: options)
+        try adopt(replacement)
         host.note("Changed the key of \(path).")
+    }
+
+    /// Goes on under `replacement`, the database's key now: the queue opens
+    /// again with it (so that `.backup` and `.cipher` use it), and the
+    /// history is sealed under it.
+    func adopt(_ replacement: DatabaseKey) throws {
+        try? queue.close()
+        queue = try DatabaseQueue(path: path, key: replacement, options: options)
+        key = replacement
+        try history.rekey(replacement)
+    }
+
+    /// The new key of a typed `PRAGMA rekey = '...'` (a passphrase, or a
+    /// raw key `x'...'`) or `PRAGMA hexrekey = '...'` (a passphrase in hex),
+    /// which SQLCipher has just applied; nil for any other statement.
+    static func typedNewKey(in text: String) -> DatabaseKey? {
+        let pattern = #"(?is)^\s*PRAGMA\s+(?:main\s*\.\s*)?(hex)?rekey\s*(?:=\s*|\(\s*)(['"])(.*)\2\s*\)?\s*;?\s*$"#
+        guard let match = try? NSRegularExpression(pattern: pattern).firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+              let valueRange = Range(match.range(at: 3), in: text) else { return nil }
+        let quote = Range(match.range(at: 2), in: text).map { String(text[$0]) } ?? "'"
+        let value = String(text[valueRange]).replacingOccurrences(of: quote + quote, with: quote)
+        if match.range(at: 1).location != NSNotFound {
+            guard let bytes = Hex.decode(Array(value.utf8)) else { return nil }
+            return .passphrase(bytes: bytes)
+        }
+        return (try? DatabaseKey(sqlcipherRawKey: value)) ?? .passphrase(value)
     }
 }

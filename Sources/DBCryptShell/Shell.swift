@@ -60,6 +60,8 @@ public final class Shell {
     var lineNumber = 0
     /// Where `.read` is in its nesting, against a file that reads itself.
     var readDepth = 0
+    /// Where statements are remembered (an interactive session's).
+    var history = ShellHistory.inMemory()
 
     /// A session on the database `queue` opened at `path` with `key` and `options`.
     /// Interactive, rows print as a box with headers; otherwise as the
@@ -133,6 +135,9 @@ public final class Shell {
         do {
             let formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact)
             let changes = try queue.inDatabase { db -> (Int, Int) in
+                // Ctrl-C (in an interactive session) stops this statement.
+                Interrupts.target(try db.interrupter)
+                defer { Interrupts.target(nil) }
                 try db.executeScript(text) { cursor in
                     let columns = cursor.columnNames
                     var rows: [[ShellValue]] = []
@@ -151,6 +156,7 @@ public final class Shell {
                 return (db.changes, db.totalChanges)
             }
             if showsChanges { try output.write("changes: \(changes.0)   total_changes: \(changes.1)\n") }
+            if let replacement = Self.typedNewKey(in: text) { try adopt(replacement) }
         } catch {
             return fail(Self.message(error))
         }
@@ -165,6 +171,11 @@ public final class Shell {
             return code & 0xFF == SQLITE_INTERRUPT ? "interrupted" : message
         }
         return String(describing: error).split(separator: "\n").joined(separator: " ")
+    }
+
+    /// Drops the lines of a statement not complete yet (Ctrl-C at the prompt).
+    func discardPending() {
+        pending.removeAll()
     }
 
     /// Sends output back to standard output after a `.once` statement.

@@ -26,6 +26,10 @@ struct ShellCommand: ParsableCommand {
     @Flag(help: "Create the database if it does not exist.")
     var create = false
 
+    @Flag(help: ArgumentHelp("Keep the statements typed, sealed under a key derived from the database's, "
+                             + "in $XDG_STATE_HOME/dbcrypt/history (statements holding a key are never kept)."))
+    var history = false
+
     @OptionGroup var key: KeyOptions
     @OptionGroup(title: "The new key of .rekey (else it asks twice)") var newKey: NewKeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
@@ -35,7 +39,7 @@ struct ShellCommand: ParsableCommand {
             var options = cipher.databaseOptions()
             options.create = create
             let databaseKey = try ShellSession.key(of: database, create: create, from: key)
-            try ShellSession(database: database, key: databaseKey, newKey: newKey, cipher: cipher, options: options).run()
+            try ShellSession(database: database, key: databaseKey, newKey: newKey, cipher: cipher, options: options, keepsHistory: history).run()
         }
     }
 }
@@ -48,6 +52,7 @@ struct ShellSession {
     let newKey: NewKeyOptions?
     let cipher: CipherOptions
     let options: Database.Options
+    var keepsHistory = false
 
     /// The key of `database` from `source`, asked for on the terminal
     /// when none is given and the file is encrypted; nil for a plaintext
@@ -67,13 +72,14 @@ struct ShellSession {
         let queue = try DatabaseQueue(path: database, key: databaseKey, options: options)
         let interactive = isatty(STDIN_FILENO) == 1
         let shell = try Shell(queue: queue, path: database, key: databaseKey, options: options, interactive: interactive, host: host)
-        var lines = LineReader(descriptor: STDIN_FILENO)
-        while true {
-            if interactive { try StandardStreams.write(Data((shell.isContinuing ? "   ...> " : "dbcrypt> ").utf8)) }
-            guard let line = try lines.next() else { break }
-            if shell.feed(line) == .quit { break }
+        if interactive {
+            let history = try keepsHistory && databaseKey != nil
+                ? ShellHistory.sealed(for: database, key: databaseKey!, note: printError) : ShellHistory.inMemory()
+            if keepsHistory && databaseKey == nil { printError("\(database) is plaintext: the history is kept for this session only.") }
+            shell.runInteractive(history: history)
+        } else {
+            try shell.runScript(from: STDIN_FILENO)
         }
-        shell.endOfInput()
         try shell.close()
         if shell.hadError && !interactive { throw ExitCode.failure }
     }
