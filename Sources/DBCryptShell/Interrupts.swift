@@ -42,8 +42,11 @@ enum Interrupts {
     }
 
     /// Makes Ctrl-C stop what `interrupter`'s connection runs (nil: nothing).
-    static func target(_ interrupter: DatabaseInterrupter?) {
+    /// A Ctrl-C that came after `seen` (a count of ``received``), before
+    /// the statement began, stops it at once.
+    static func target(_ interrupter: DatabaseInterrupter?, seen: Int = received) {
         target.withLock { $0 = interrupter }
+        if let interrupter, received != seen { interrupter.interrupt() }
     }
 
     /// The number of SIGINTs received so far.

@@ -8,7 +8,8 @@ import Synchronization
 enum LineEditor {
     /// What a prompt gave back.
     enum Input {
-        case line([UInt8])
+        /// A line, and the count of Ctrl-Cs when it was read.
+        case line([UInt8], interrupts: Int)
         /// Ctrl-C at the prompt: the line typed so far (whether there was
         /// any) is dropped.
         case interrupted(hadText: Bool)
@@ -36,7 +37,8 @@ enum LineEditor {
         }
         defer { free(line) }
         if Interrupts.received != interruptsBefore { return .interrupted(hadText: strlen(line) > 0) }
-        return .line(Array(UnsafeBufferPointer(start: UnsafeRawPointer(line).assumingMemoryBound(to: UInt8.self), count: strlen(line))))
+        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(line).assumingMemoryBound(to: UInt8.self), count: strlen(line)))
+        return .line(bytes, interrupts: interruptsBefore)
     }
 
     /// Adds `line` to the lines the arrow keys and Ctrl-R recall.

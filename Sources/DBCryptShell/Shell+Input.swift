@@ -42,7 +42,8 @@ extension Shell {
                 } else {
                     host.note("Ctrl-C stops a running statement: .quit or Ctrl-D ends the session.")
                 }
-            case let .line(bytes):
+            case let .line(bytes, interrupts):
+                interruptsSeen = interrupts
                 statementLines.append(String(decoding: bytes, as: UTF8.self))
                 let flow = feed(bytes)
                 if !isContinuing {

@@ -54,12 +54,16 @@ public final class Shell {
 
     /// Whether a statement or command failed during the session: a script's exit status.
     public private(set) var hadError = false
+    /// Whether an error ended the session (`.bail on`): its exit status, even on a terminal.
+    public private(set) var stoppedByError = false
     /// The lines of a statement not complete yet.
     private var pending: [UInt8] = []
     /// The number of the line being read, in the current input.
     var lineNumber = 0
     /// Where `.read` is in its nesting, against a file that reads itself.
     var readDepth = 0
+    /// The count of Ctrl-Cs when the line being run was read.
+    var interruptsSeen = 0
     /// Where statements are remembered (an interactive session's).
     var history = ShellHistory.inMemory()
 
@@ -117,6 +121,7 @@ public final class Shell {
     func fail(_ message: String) -> Flow {
         hadError = true
         host.note(interactive ? "Error: \(message)" : "Error: near line \(lineNumber): \(message)")
+        if bail { stoppedByError = true }
         return bail ? .quit : .proceed
     }
 
@@ -136,7 +141,7 @@ public final class Shell {
             let formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact)
             let changes = try queue.inDatabase { db -> (Int, Int) in
                 // Ctrl-C (in an interactive session) stops this statement.
-                Interrupts.target(try db.interrupter)
+                Interrupts.target(try db.interrupter, seen: interruptsSeen)
                 defer { Interrupts.target(nil) }
                 try db.executeScript(text) { cursor in
                     let columns = cursor.columnNames

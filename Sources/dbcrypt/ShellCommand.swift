@@ -81,7 +81,7 @@ struct ShellSession {
             try shell.runScript(from: STDIN_FILENO)
         }
         try shell.close()
-        if shell.hadError && !interactive { throw ExitCode.failure }
+        if shell.hadError && (!interactive || shell.stoppedByError) { throw ExitCode.failure }
     }
 
     private var host: Shell.Host {

@@ -1,0 +1,163 @@
+import DBCrypt
+import Foundation
+import XCTest
+
+/// `dbcrypt shell` in a real terminal (tmux): the key prompt without echo,
+/// line editing, history, completion, Ctrl-C and Ctrl-D, and every
+/// dot-command.
+final class ShellTerminalTests: XCTestCase {
+    var directory: URL!
+    var path: String!
+
+    override func setUpWithError() throws {
+        directory = try makeTemporaryDirectory(self)
+        path = directory.appendingPathComponent("app.db").path
+        let made = try dbcrypt(["sql", path, "--create", "--key-env", "KEY", """
+            CREATE TABLE inventory_items(sku TEXT, qty INTEGER);
+            INSERT INTO inventory_items VALUES ('a-1', 5), ('b-2', 7), ('c-3', 0);
+            CREATE INDEX inventory_by_qty ON inventory_items(qty);
+            """], environment: keyEnvironment)
+        XCTAssertEqual(made.status, 0, made.stderr)
+    }
+
+    private func start(_ arguments: [String], environment: [String: String] = keyEnvironment) throws -> TmuxTerminal {
+        let terminal = try TmuxTerminal(dbcryptPath, ["shell", path] + arguments, environment: environment, directory: directory)
+        addTeardownBlock { terminal.close() }
+        return terminal
+    }
+
+    /// The text typed at `dbcrypt> `, then Enter; waits for `until` on the screen.
+    @discardableResult
+    private func run(_ terminal: TmuxTerminal, _ line: String, until expected: String) throws -> String {
+        try terminal.type(line)
+        try terminal.press("Enter")
+        return try terminal.waitFor(text: expected)
+    }
+
+    func testKeyPromptMultiLineStatementsHistoryCompletionAndCtrlD() throws {
+        let terminal = try start([], environment: [:])
+        try terminal.waitFor(text: "Key for \(path!): ")
+        try terminal.type(keyText)
+        try terminal.press("Enter")
+        var screen = try terminal.waitFor(text: "dbcrypt> ")
+        XCTAssertFalse(screen.contains(keyText), "the key was echoed")
+
+        // A statement over two lines: the continuation prompt, then its row.
+        try terminal.type("SELECT 40 +")
+        try terminal.press("Enter")
+        try terminal.waitFor(text: "   ...> ")
+        try run(terminal, "2 AS answer;", until: "│     42 │")
+
+        // The up arrow recalls the last line, which runs again.
+        try run(terminal, "SELECT 'recall-' || 'me' AS r;", until: "│ recall-me │")
+        try terminal.press("Up")
+        try terminal.waitFor("the recalled line") { $0.hasSuffix("dbcrypt> SELECT 'recall-' || 'me' AS r;") }
+        try terminal.press("Enter")
+        try terminal.waitFor("the statement run twice") { $0.components(separatedBy: "│ recall-me │").count == 3 }
+
+        // Tab completes a table's name.
+        try terminal.type("SELECT sum(qty) AS total FROM inventory_i")
+        try terminal.press("Tab")
+        try terminal.waitFor(text: "FROM inventory_items ")
+        try terminal.type(";")
+        try terminal.press("Enter")
+        screen = try terminal.waitFor(text: "│    12 │")
+        XCTAssertTrue(screen.contains("SELECT sum(qty) AS total FROM inventory_items ;"), screen)
+
+        // Ctrl-D at the prompt ends the session.
+        try terminal.press("C-d")
+        XCTAssertEqual(try terminal.waitForExit(), 0)
+    }
+
+    func testCtrlCStopsALongStatementWithinASecondAndTheSessionGoesOn() throws {
+        let terminal = try start(["--key-env", "KEY"])
+        try terminal.waitFor(text: "dbcrypt> ")
+        // Ctrl-C at an empty prompt does nothing but say how to leave.
+        try terminal.press("C-c")
+        try terminal.waitFor(text: "Ctrl-C stops a running statement: .quit or Ctrl-D ends the session.")
+        // Ctrl-C with a line typed drops the line, without the hint again.
+        try terminal.type("SELECT 'dropped'")
+        try terminal.press("C-c")
+        try terminal.waitFor("a new prompt") { $0.hasSuffix("'dropped'\ndbcrypt> ") }
+
+        try terminal.type("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;")
+        try terminal.press("Enter")
+        try terminal.waitFor("the statement typed") { $0.hasSuffix("FROM c;") }
+        let pressed = Date()
+        try terminal.press("C-c")
+        try terminal.waitFor(text: "Error: interrupted", timeout: 5)
+        let stoppedIn = Date().timeIntervalSince(pressed)
+        XCTAssertLessThan(stoppedIn, 1.0, "Ctrl-C stopped the statement only after \(stoppedIn) s")
+        try run(terminal, "SELECT 'still ' || 'usable' AS s;", until: "│ still usable │")
+        try terminal.type(".quit")
+        try terminal.press("Enter")
+        XCTAssertEqual(try terminal.waitForExit(), 0)
+    }
+
+    /// Each dot-command once, on the terminal.
+    func testEveryDotCommandOnATerminal() throws {
+        let script = directory.appendingPathComponent("script.sql").path
+        try "SELECT 'from ' || 'the script' AS r;\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let csv = directory.appendingPathComponent("more.csv").path
+        try "d-4,9\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let out = directory.appendingPathComponent("out.txt").path
+        let once = directory.appendingPathComponent("once.txt").path
+        let backup = directory.appendingPathComponent("backup.db").path
+        let terminal = try start(["--key-env", "KEY"])
+        try terminal.waitFor(text: "dbcrypt> ")
+        try run(terminal, ".help", until: ".timer on|off")
+        try run(terminal, ".tables", until: "\ninventory_items\n")
+        try run(terminal, ".schema inventory%", until: "CREATE INDEX inventory_by_qty ON inventory_items(qty);")
+        try run(terminal, ".indexes", until: "\ninventory_by_qty\n")
+        try run(terminal, ".read \(script)", until: "│ from the script │")
+        try run(terminal, ".import \(csv) inventory_items", until: "dbcrypt> .import")
+        for (mode, shows) in [("csv", "d-4,9\r"), ("json", "{\"sku\":\"d-4\",\"qty\":9}"), ("line", "sku: d-4"), ("list", "sku|qty\nd-4|9"),
+                              ("markdown", "| d-4 |   9 |"), ("table", "| d-4 |   9 |"), ("box", "│ d-4 │   9 │")] {
+            try run(terminal, ".mode \(mode)", until: ".mode \(mode)\ndbcrypt> ")
+            try run(terminal, "SELECT * FROM inventory_items WHERE sku = 'd-4';", until: shows.replacingOccurrences(of: "\r", with: ""))
+        }
+        try run(terminal, ".headers off", until: ".headers off\ndbcrypt> ")
+        try run(terminal, ".mode list", until: ".mode list\ndbcrypt> ")
+        try run(terminal, ".nullvalue (none)", until: ".nullvalue (none)\ndbcrypt> ")
+        try run(terminal, "SELECT NULL;", until: "\n(none)\n")
+        try run(terminal, ".output \(out)", until: ".output \(out)\ndbcrypt> ")
+        try run(terminal, "SELECT 'to the file';", until: "'to the file';\ndbcrypt> ")
+        try run(terminal, ".output stdout", until: ".output stdout\ndbcrypt> ")
+        try run(terminal, ".once \(once)", until: ".once \(once)\ndbcrypt> ")
+        try run(terminal, "SELECT 'once';", until: "'once';\ndbcrypt> ")
+        try run(terminal, "SELECT 'back';", until: "\nback\n")
+        try run(terminal, ".timer on", until: ".timer on\ndbcrypt> ")
+        try run(terminal, "SELECT 1;", until: "Run Time: real ")
+        try run(terminal, ".timer off", until: ".timer off\ndbcrypt> ")
+        try run(terminal, ".changes on", until: ".changes on\ndbcrypt> ")
+        try run(terminal, "UPDATE inventory_items SET qty = qty + 1;", until: "changes: 4   total_changes: ")
+        try run(terminal, ".changes off", until: ".changes off\ndbcrypt> ")
+        try run(terminal, ".dump inventory_items", until: "COMMIT;")
+        XCTAssertTrue(try terminal.screen().contains("Note: .dump writes the database as plaintext SQL."))
+        try run(terminal, ".backup \(backup)", until: ".backup \(backup)\ndbcrypt> ")
+        try run(terminal, ".cipher", until: "format: sqlcipher4")
+        // .rekey asks twice, without echo.
+        try terminal.type(".rekey")
+        try terminal.press("Enter")
+        try terminal.waitFor(text: "New key for \(path!): ")
+        try terminal.type(otherKeyText)
+        try terminal.press("Enter")
+        try terminal.waitFor(text: "Repeat the key: ")
+        try terminal.type(otherKeyText)
+        try terminal.press("Enter")
+        let screen = try terminal.waitFor(text: "Changed the key of \(path!).")
+        XCTAssertFalse(screen.contains(otherKeyText), "the new key was echoed")
+        try run(terminal, "SELECT count(*) AS n FROM inventory_items;", until: "\n4\n")
+        // .bail on: the first error ends the session, with status 1.
+        try run(terminal, ".bail on", until: ".bail on\ndbcrypt> ")
+        try terminal.type("SELECT * FROM nowhere;")
+        try terminal.press("Enter")
+        XCTAssertEqual(try terminal.waitForExit(), 1)
+        XCTAssertTrue(try terminal.screen().contains("Error: no such table: nowhere"))
+
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "to the file\n")
+        XCTAssertEqual(try String(contentsOfFile: once, encoding: .utf8), "once\n")
+        XCTAssertEqual(try Database(path: backup, key: testKey).fetchScalar(Int.self, "SELECT count(*) FROM inventory_items"), 4)
+        XCTAssertEqual(try Database(path: path, key: otherKey).fetchScalar(Int.self, "SELECT sum(qty) FROM inventory_items"), 25)
+    }
+}
