@@ -51,7 +51,7 @@ final class ShellTerminalTests: XCTestCase {
         // The up arrow recalls the last line, which runs again.
         try run(terminal, "SELECT 'recall-' || 'me' AS r;", until: "│ recall-me │")
         try terminal.press("Up")
-        try terminal.waitFor("the recalled line") { $0.hasSuffix("dbcrypt> SELECT 'recall-' || 'me' AS r;") }
+        try terminal.waitFor("the recalled line") { trimmed($0).hasSuffix("dbcrypt> SELECT 'recall-' || 'me' AS r;") }
         try terminal.press("Enter")
         try terminal.waitFor("the statement run twice") { $0.components(separatedBy: "│ recall-me │").count == 3 }
 
@@ -92,6 +92,27 @@ final class ShellTerminalTests: XCTestCase {
         try terminal.type(".quit")
         try terminal.press("Enter")
         XCTAssertEqual(try terminal.waitForExit(), 0)
+    }
+
+    /// `dbcrypt sql DB` with no SQL starts the shell on a terminal; `--version` names the engine.
+    func testSQLWithoutSQLStartsTheShellOnATerminalAndVersionNamesTheEngine() throws {
+        let terminal = try TmuxTerminal(dbcryptPath, ["sql", path, "--key-env", "KEY"], environment: keyEnvironment, directory: directory)
+        addTeardownBlock { terminal.close() }
+        try terminal.waitFor(text: "dbcrypt> ")
+        try run(terminal, "SELECT count(*) AS n FROM inventory_items;", until: "│ 3 │")
+        try terminal.type(".quit")
+        try terminal.press("Enter")
+        XCTAssertEqual(try terminal.waitForExit(), 0)
+
+        let version = try dbcrypt(["--version"])
+        XCTAssertEqual(version.status, 0, version.stderr)
+        let library = try CipherInfo.linked()
+        let lines = version.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, version.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("dbcrypt "), version.stdout)
+        XCTAssertEqual(lines[1], "SQLCipher \(library.cipherVersion) on SQLite \(library.sqliteVersion)")
+        XCTAssertTrue(lines[2].hasPrefix("crypto provider: \(library.provider)"), version.stdout)
+        XCTAssertEqual(lines[2].contains("DBCrypt's own"), library.usesDBCryptProvider, version.stdout)
     }
 
     /// Each dot-command once, on the terminal.
@@ -160,4 +181,76 @@ final class ShellTerminalTests: XCTestCase {
         XCTAssertEqual(try Database(path: backup, key: testKey).fetchScalar(Int.self, "SELECT count(*) FROM inventory_items"), 4)
         XCTAssertEqual(try Database(path: path, key: otherKey).fetchScalar(Int.self, "SELECT sum(qty) FROM inventory_items"), 25)
     }
+}
+
+/// `dbcrypt shell --history`: what the shell writes to files, watched with
+/// strace, holds no literal typed and no key, and the sealed history opens
+/// in the next session under the key a `PRAGMA rekey` set.
+final class ShellHistoryTests: XCTestCase {
+    func testNoFileTheShellWritesHoldsALiteralOrAKeyAndTheHistoryReopens() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        XCTAssertEqual(try dbcrypt(["sql", path, "--create", "--key-env", "KEY", "CREATE TABLE t(v)"], environment: keyEnvironment).status, 0)
+        let state = directory.appendingPathComponent("state").path
+        let trace = directory.appendingPathComponent("writes.trace").path
+        let environment = keyEnvironment.merging(["XDG_STATE_HOME": state]) { $1 }
+        // Every write of the shell and its threads, each file descriptor named (-y).
+        let traced = try TmuxTerminal("/usr/bin/strace", [
+            "-f", "-qq", "-y", "-e", "trace=write,pwrite64,writev,pwritev,pwritev2", "-s", "1000000", "-o", trace,
+            dbcryptPath, "shell", path, "--key-env", "KEY", "--history",
+        ], environment: environment, directory: directory)
+        addTeardownBlock { traced.close() }
+        let literals = ["literal-alpha-7731", "literal-beta-9902", "literal-gamma-4410"]
+        try traced.waitFor(text: "dbcrypt> ")
+        for statement in ["INSERT INTO t VALUES ('\(literals[0])');", "SELECT '\(literals[1])' AS v;",
+                          "PRAGMA rekey = \"\(otherKeyText)\";", "SELECT v || '\(literals[2])' AS w FROM t;"] {
+            try traced.type(statement)
+            try traced.press("Enter")
+            try traced.waitFor("\(statement) run") { $0.hasSuffix("\ndbcrypt> ") && $0.contains(statement) }
+        }
+        try traced.press("C-d")
+        XCTAssertEqual(try traced.waitForExit(), 0)
+
+        let writes = try String(decoding: Data(contentsOf: URL(fileURLWithPath: trace)), as: UTF8.self)
+        // Writes to files: the descriptor names a path (not the terminal, a pipe or a socket).
+        let fileWrites = writes.split(separator: "\n").filter { line in
+            guard let open = line.range(of: "write64(") ?? line.range(of: "write(") ?? line.range(of: "writev(") ?? line.range(of: "writev2(") else { return false }
+            let target = line[open.upperBound...].drop { $0.isNumber }
+            return target.hasPrefix("</") && !target.hasPrefix("</dev/")
+        }
+        let historyFolder = state + "/dbcrypt/history/"
+        XCTAssertTrue(fileWrites.contains { $0.contains(historyFolder) }, "the trace saw no write of the history")
+        XCTAssertTrue(fileWrites.contains { $0.contains(path) }, "the trace saw no write of the database")
+        let keyHex = String(otherKeyText.dropFirst(2).dropLast())
+        for line in fileWrites {
+            for secret in literals + testSecrets + [keyHex, "rekey", "PRAGMA"] {
+                XCTAssertFalse(line.contains(secret), "\(secret) was written to a file: \(line.prefix(200))")
+            }
+        }
+        let kept = try FileManager.default.contentsOfDirectory(atPath: historyFolder)
+        XCTAssertEqual(kept.count, 1, "one sealed history: \(kept)")
+        let sealed = try Data(contentsOf: URL(fileURLWithPath: historyFolder + kept[0]))
+        for secret in literals { XCTAssertNil(sealed.range(of: Data(secret.utf8))) }
+
+        // The next session, under the key PRAGMA rekey set: the up arrow
+        // recalls the last statement, and the rekey was never recorded.
+        let next = try TmuxTerminal(dbcryptPath, ["shell", path, "--key-env", "OTHER", "--history"], environment: environment, directory: directory)
+        addTeardownBlock { next.close() }
+        try next.waitFor(text: "dbcrypt> ")
+        try next.press("Up")
+        try next.waitFor("the last statement recalled") { trimmed($0).hasSuffix("dbcrypt> SELECT v || '\(literals[2])' AS w FROM t;") }
+        try next.press("Up")
+        try next.waitFor("the one before it, not the rekey") { trimmed($0).hasSuffix("dbcrypt> SELECT '\(literals[1])' AS v;") }
+        try next.press("Enter")
+        try next.waitFor(text: "│ \(literals[1]) │")
+        try next.press("C-d")
+        XCTAssertEqual(try next.waitForExit(), 0)
+        XCTAssertFalse(try next.screen().contains("does not open with this key"))
+    }
+}
+
+/// The screen without the blanks a line editor leaves at its end when it
+/// redraws a longer line with a shorter one.
+private func trimmed(_ screen: String) -> String {
+    String(screen.reversed().drop { $0 == " " }.reversed())
 }
