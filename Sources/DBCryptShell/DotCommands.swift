@@ -18,6 +18,7 @@ extension Shell {
         ("nullvalue", ".nullvalue TEXT", "Print NULL as TEXT"),
         ("once", ".once FILE", "Write the next statement's rows to FILE (plaintext)"),
         ("output", ".output [FILE]", "Write rows to FILE (plaintext), or to standard output again"),
+        ("pager", ".pager on|off", "Show results longer than the terminal through $PAGER (else less)"),
         ("quit", ".quit", "End the session (Ctrl-D too)"),
         ("read", ".read FILE", "Run the SQL and commands of FILE"),
         ("rekey", ".rekey", "Change the database's key (asks twice; no other connection may be open)"),
@@ -53,6 +54,7 @@ extension Shell {
             case "bail": bail = try Self.flag(rest, name)
             case "timer": timer = try Self.flag(rest, name)
             case "changes": showsChanges = try Self.flag(rest, name)
+            case "pager": pager = try Self.flag(rest, name)
             case "nullvalue":
                 guard rest.count == 1 else { return fail(".nullvalue takes one text.") }
                 nullValue = Array(rest[0].utf8)

@@ -47,6 +47,8 @@ public final class Shell {
     var bail = false
     var timer = false
     var showsChanges = false
+    /// `.pager on`: long results go through `$PAGER` (on a terminal).
+    var pager = false
     var output = ShellOutput.standardOutput
     /// Whether ``output`` goes back to standard output after one statement (`.once`).
     var outputIsOnce = false
@@ -137,6 +139,11 @@ public final class Shell {
         let text = String(decoding: sql, as: UTF8.self)
         let started = ShellClock.now()
         defer { finishOnce() }
+        // With `.pager on`, a statement's rows are held, then shown through the pager if they fill the terminal.
+        var held: [UInt8]? = pagesOutput ? [] : nil
+        func emit(_ bytes: [UInt8]) throws {
+            if held != nil { held! += bytes } else { try output.write(bytes) }
+        }
         do {
             let formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact)
             let changes = try queue.inDatabase { db -> (Int, Int) in
@@ -151,15 +158,16 @@ public final class Shell {
                         rows.append((0..<row.count).map { ShellValue(row, $0) })
                         // Modes that print row by row do not hold a large result.
                         if !mode.isColumnar && mode != .json && rows.count >= 256 {
-                            try output.write(formatter.format(columns: columns, rows: rows, continuing: continuing))
+                            try emit(formatter.format(columns: columns, rows: rows, continuing: continuing))
                             rows.removeAll(keepingCapacity: true)
                             continuing = true
                         }
                     }
-                    try output.write(formatter.format(columns: columns, rows: rows, continuing: continuing))
+                    try emit(formatter.format(columns: columns, rows: rows, continuing: continuing))
                 }
                 return (db.changes, db.totalChanges)
             }
+            if let held { try Pager.show(held, else: output) }
             if showsChanges { try output.write("changes: \(changes.0)   total_changes: \(changes.1)\n") }
             if let replacement = Self.typedNewKey(in: text) { try adopt(replacement) }
         } catch {
@@ -176,6 +184,12 @@ public final class Shell {
             return code & 0xFF == SQLITE_INTERRUPT ? "interrupted" : message
         }
         return String(describing: error).split(separator: "\n").joined(separator: " ")
+    }
+
+    /// Whether rows go through the pager now: `.pager on`, an interactive
+    /// session, rows going to standard output, and that a terminal.
+    var pagesOutput: Bool {
+        pager && interactive && output.path == nil && isatty(STDOUT_FILENO) == 1
     }
 
     /// Drops the lines of a statement not complete yet (Ctrl-C at the prompt).

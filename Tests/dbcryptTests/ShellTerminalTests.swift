@@ -124,9 +124,15 @@ final class ShellTerminalTests: XCTestCase {
         let out = directory.appendingPathComponent("out.txt").path
         let once = directory.appendingPathComponent("once.txt").path
         let backup = directory.appendingPathComponent("backup.db").path
-        let terminal = try start(["--key-env", "KEY"])
+        let terminal = try start(["--key-env", "KEY"], environment: keyEnvironment.merging(["PAGER": "sed 's/^/paged: /'"]) { $1 })
         try terminal.waitFor(text: "dbcrypt> ")
         try run(terminal, ".help", until: ".timer on|off")
+        // .pager on: a result longer than the terminal goes through $PAGER, a short one does not.
+        try run(terminal, ".pager on", until: ".pager on\ndbcrypt> ")
+        try run(terminal, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 60) SELECT x FROM c;", until: "paged: │ 60 │")
+        try run(terminal, "SELECT 'short' AS s;", until: "\n│ short │")
+        XCTAssertFalse(try terminal.screen().contains("paged: │ short"))
+        try run(terminal, ".pager off", until: ".pager off\ndbcrypt> ")
         try run(terminal, ".tables", until: "\ninventory_items\n")
         try run(terminal, ".schema inventory%", until: "CREATE INDEX inventory_by_qty ON inventory_items(qty);")
         try run(terminal, ".indexes", until: "\ninventory_by_qty\n")
