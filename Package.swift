@@ -150,6 +150,7 @@ let package = Package(
         // that scripts/s3-server starts.
         .testTarget(name: "DBCryptS3Tests", dependencies: ["DBCryptS3", "DBCrypt", "DBCryptCore", "TestFixtures"], exclude: ["Vectors"]),
         // End-to-end tests of the built `dbcrypt` binary, run as a child process.
+        .testTarget(name: "DBCryptShellTests", dependencies: ["DBCryptShell", "DBCrypt", "DBCryptCore"]),
         .testTarget(name: "dbcryptTests", dependencies: ["dbcrypt", "DBCrypt", "TestFixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,7 @@
 // libedit's readline interface (Debian's libedit-dev): line editing,
 // history kept in memory, completion. Its header needs stdio.h first.
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <editline/readline.h>
@@ -28,10 +30,23 @@ static inline int *dbcrypt_editline_keys(void) {
     return &keys;
 }
 
+// Set by the shell's SIGINT handler: a read it ended gives up the line;
+// one that another signal ended (a resized terminal, SIGCONT) reads on.
+static inline volatile sig_atomic_t *dbcrypt_editline_interrupted(void) {
+    static volatile sig_atomic_t interrupted;
+    return &interrupted;
+}
+
+static inline void dbcrypt_editline_note_interrupt(void) { *dbcrypt_editline_interrupted() = 1; }
+
 static int dbcrypt_editline_getc(FILE *stream) {
     unsigned char byte;
-    ssize_t count = read(fileno(stream), &byte, 1);
-    if (count != 1) return EOF;
+    for (;;) {
+        ssize_t count = read(fileno(stream), &byte, 1);
+        if (count == 1) break;
+        if (count < 0 && errno == EINTR && !*dbcrypt_editline_interrupted()) continue;
+        return EOF;
+    }
     (*dbcrypt_editline_keys())++;
     return byte;
 }
@@ -41,6 +56,10 @@ static inline void dbcrypt_editline_count_keys(void) {
     rl_getc_function = dbcrypt_editline_getc;
 }
 
-// Starts counting keys again (before a prompt), or returns the count.
-static inline void dbcrypt_editline_reset_keys(void) { *dbcrypt_editline_keys() = 0; }
+// Starts counting keys again and forgets a Ctrl-C (before a prompt), or
+// returns the count.
+static inline void dbcrypt_editline_reset_keys(void) {
+    *dbcrypt_editline_keys() = 0;
+    *dbcrypt_editline_interrupted() = 0;
+}
 static inline int dbcrypt_editline_keys_pressed(void) { return *dbcrypt_editline_keys(); }

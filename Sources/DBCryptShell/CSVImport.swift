@@ -11,15 +11,18 @@ extension Shell {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ShellError("Cannot read \(file): \(FileManager.default.fileExists(atPath: file) ? "permission denied or not a file" : "no such file").")
         }
-        var records = CSVRecords(Array(data))
-        let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // A byte order mark is not part of the first column's name.
+        var records = CSVRecords(Array(data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data))
+        let quoted = SQLText.quotedName(table)
         try queue.inDatabase { db in
+            Interrupts.target(try db.interrupter, seen: interruptsSeen)
+            defer { Interrupts.target(nil) }
             try db.execute("SAVEPOINT dbcrypt_import")
             do {
                 var columns = try Shell.columnNames(of: quoted, in: db).count
                 if columns == 0 {
                     guard let names = records.next() else { throw ShellError("\(file) is empty: it has no row to name the columns of \(table).") }
-                    let definitions = names.fields.map { "\"" + String(decoding: $0, as: UTF8.self).replacingOccurrences(of: "\"", with: "\"\"") + "\" TEXT" }
+                    let definitions = names.fields.map { SQLText.quotedName(String(decoding: $0, as: UTF8.self)) + " TEXT" }
                     try db.execute("CREATE TABLE \(quoted)(\(definitions.joined(separator: ", ")))")
                     columns = names.fields.count
                 }

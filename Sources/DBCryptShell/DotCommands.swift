@@ -46,6 +46,7 @@ extension Shell {
                 let width = Self.commands.map(\.usage.count).max() ?? 0
                 try output.write(Self.commands.map { $0.usage.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.help + "\n" }.joined())
             case "mode":
+                if rest.isEmpty { try output.write("current output mode: \(mode.rawValue)\n"); return .proceed }
                 guard rest.count == 1, let chosen = OutputMode(rawValue: rest[0].lowercased()) else {
                     return fail(".mode takes one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")).")
                 }
@@ -66,14 +67,11 @@ extension Shell {
                 try printSchema(matching: rest.first)
             case "output", "once":
                 guard rest.count <= 1, name == "output" || rest.count == 1 else { return fail(".\(name) takes one file name.") }
+                // The new file first: a path that fails leaves the output as it was.
+                let next = try rest.first.flatMap { $0 == "stdout" ? nil : try ShellOutput.file($0) } ?? .standardOutput
                 output.close()
-                outputIsOnce = false
-                if let file = rest.first, file != "stdout" {
-                    output = try ShellOutput.file(file)
-                    outputIsOnce = name == "once"
-                } else {
-                    output = .standardOutput
-                }
+                output = next
+                outputIsOnce = name == "once" && next.path != nil
             case "read":
                 guard rest.count == 1 else { return fail(".read takes one file name.") }
                 return try read(rest[0])
@@ -82,7 +80,7 @@ extension Shell {
                 try importCSV(rest[0], into: rest[1])
             case "dump":
                 guard rest.count <= 1 else { return fail(".dump takes at most one table.") }
-                if interactive, output.path == nil, isatty(STDOUT_FILENO) != 0 {
+                if interactive, output.path == nil, isatty(STDOUT_FILENO) == 1 {
                     host.note("Note: .dump writes the database as plaintext SQL.")
                 }
                 try dump(table: rest.first)
@@ -165,7 +163,10 @@ extension Shell {
             lineNumber = savedLine
         }
         var lines = LineReader(descriptor: handle.fileDescriptor)
+        let interrupts = Interrupts.received
         while let line = try lines.next() {
+            if Interrupts.received != interrupts { throw ShellError(".read \(file) stopped at line \(lineNumber): interrupted.") }
+            interruptsSeen = interrupts
             if feed(line) == .quit { return .quit }
         }
         endOfInput()
@@ -213,12 +214,22 @@ extension Shell {
     /// fails, under the old one).
     func rekey() throws {
         guard let current = key else { throw ShellError("\(path) is plaintext: .rekey changes the key of an encrypted database.") }
+        if try queue.inDatabase({ $0.isInsideTransaction }) {
+            throw ShellError("A transaction is open: COMMIT or ROLLBACK it first (.rekey closes the connection).")
+        }
         let replacement = try host.newKey()
         try queue.close()
         do {
             try host.changeKey(current, replacement)
         } catch {
-            queue = try DatabaseQueue(path: path, key: current, options: options)
+            // The file holds one of the two keys: open it again with that one.
+            do {
+                queue = try DatabaseQueue(path: path, key: current, options: options)
+            } catch {
+                queue = try DatabaseQueue(path: path, key: replacement, options: options)
+                key = replacement
+                try? history.rekey(replacement)
+            }
             throw error
         }
         try adopt(replacement)
@@ -228,26 +239,38 @@ extension Shell {
     /// Goes on under `replacement`, the database's key now: the queue opens
     /// again with it (so that `.backup` and `.cipher` use it), and the
     /// history is sealed under it.
+    ///
+    /// - throws: what opening with `replacement` throws (a wrong key: the
+    ///   queue stays as it was).
     func adopt(_ replacement: DatabaseKey) throws {
+        let reopened = try DatabaseQueue(path: path, key: replacement, options: options)
         try? queue.close()
-        queue = try DatabaseQueue(path: path, key: replacement, options: options)
+        queue = reopened
         key = replacement
         try history.rekey(replacement)
     }
 
     /// The new key of a typed `PRAGMA rekey = '...'` (a passphrase, or a
-    /// raw key `x'...'`) or `PRAGMA hexrekey = '...'` (a passphrase in hex),
-    /// which SQLCipher has just applied; nil for any other statement.
+    /// raw key `x'...'`), `textrekey`, or `hexrekey = '...'` (a passphrase
+    /// in hex), alone in `text` but for comments; nil for another statement.
     static func typedNewKey(in text: String) -> DatabaseKey? {
-        let pattern = #"(?is)^\s*PRAGMA\s+(?:main\s*\.\s*)?(hex)?rekey\s*(?:=\s*|\(\s*)(['"])(.*)\2\s*\)?\s*;?\s*$"#
-        guard let match = try? NSRegularExpression(pattern: pattern).firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-              let valueRange = Range(match.range(at: 3), in: text) else { return nil }
-        let quote = Range(match.range(at: 2), in: text).map { String(text[$0]) } ?? "'"
-        let value = String(text[valueRange]).replacingOccurrences(of: quote + quote, with: quote)
-        if match.range(at: 1).location != NSNotFound {
+        let pattern = #"(?is)^\s*PRAGMA\s+(?:["'`\[]?main["'`\]]?\s*\.\s*)?["'`\[]?(hex|text)?rekey["'`\]]?\s*(?:=\s*|\(\s*)(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)"|([A-Za-z0-9_]+))\s*\)?\s*;?\s*$"#
+        let statement = SQLText.removingComments(text)
+        guard let match = try? NSRegularExpression(pattern: pattern).firstMatch(in: statement, range: NSRange(statement.startIndex..., in: statement)) else {
+            return nil
+        }
+        func group(_ index: Int) -> String? { Range(match.range(at: index), in: statement).map { String(statement[$0]) } }
+        let value = group(2)?.replacingOccurrences(of: "''", with: "'") ?? group(3)?.replacingOccurrences(of: "\"\"", with: "\"") ?? group(4) ?? ""
+        if group(1)?.lowercased() == "hex" {
             guard let bytes = Hex.decode(Array(value.utf8)) else { return nil }
             return .passphrase(bytes: bytes)
         }
         return (try? DatabaseKey(sqlcipherRawKey: value)) ?? .passphrase(value)
+    }
+
+    /// Whether `text` changes the key with a pragma (`rekey`, `hexrekey`,
+    /// `textrekey`), in any form SQLite reads.
+    static func changesKey(_ text: String) -> Bool {
+        SQLText.removingComments(text).range(of: #"(?is)\bPRAGMA\s+([\w"'`\[\]]+\s*\.\s*)?["'`\[]?(text|hex)?rekey\b"#, options: .regularExpression) != nil
     }
 }

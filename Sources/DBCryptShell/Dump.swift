@@ -6,11 +6,14 @@ extension Shell {
     /// writes it. Values are written by SQLite's `quote()`.
     func dump(table: String?) throws {
         try queue.inDatabase { db in
+            Interrupts.target(try db.interrupter, seen: interruptsSeen)
+            defer { Interrupts.target(nil) }
             try output.write("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n")
+            // Tables first (with their rows), then indexes, triggers and views in the order they were made.
             let entries = try db.fetchAll("""
                 SELECT type, name, sql FROM sqlite_master
                 WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (?1 IS NULL OR tbl_name LIKE ?1)
-                ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'view' THEN 2 ELSE 1 END, rowid
+                ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
                 """, [table])
             let virtualTables: [String] = try entries.compactMap { row in
                 let sql: String = try row["sql"]
@@ -19,7 +22,7 @@ extension Shell {
             for entry in entries {
                 let type: String = try entry["type"], name: String = try entry["name"], sql: String = try entry["sql"]
                 // A virtual table's own tables are rebuilt by the virtual table.
-                if type == "table", virtualTables.contains(where: { name.hasPrefix($0 + "_") }) { continue }
+                if type == "table", virtualTables.contains(where: { Self.isShadow(name, of: $0) }) { continue }
                 try output.write(sql + ";\n")
                 if type == "table" { try dumpRows(of: name, in: db) }
             }
@@ -31,11 +34,19 @@ extension Shell {
         }
     }
 
+    /// Whether `table` is one of the tables that the virtual table
+    /// `virtual` keeps its data in (FTS3/4/5's and R*Tree's), which the
+    /// virtual table makes again when it is created.
+    static func isShadow(_ table: String, of virtual: String) -> Bool {
+        let suffixes = ["content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent", "rowid"]
+        return suffixes.contains { table.caseInsensitiveCompare(virtual + "_" + $0) == .orderedSame }
+    }
+
     private func dumpRows(of table: String, in db: Database) throws {
-        let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let quoted = SQLText.quotedName(table)
         let columns = try Shell.columnNames(of: quoted, in: db)
         guard !columns.isEmpty else { return }
-        let values = columns.map { "quote(\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\")" }.joined(separator: " || ',' || ")
+        let values = columns.map { "quote(" + SQLText.quotedName($0) + ")" }.joined(separator: " || ',' || ")
         let cursor = try db.query("SELECT \(values) FROM \(quoted)")
         var text = ""
         while let row = try cursor.next() {

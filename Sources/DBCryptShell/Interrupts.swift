@@ -32,6 +32,7 @@ enum Interrupts {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in
             Interrupts.count.add(1, ordering: .relaxed)
+            LineEditor.noteInterrupt()
             var byte: UInt8 = 1
             _ = write(Interrupts.pipeWrite.load(ordering: .relaxed), &byte, 1)
         }

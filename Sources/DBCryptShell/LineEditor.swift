@@ -41,6 +41,13 @@ enum LineEditor {
         return .line(bytes, interrupts: interruptsBefore)
     }
 
+    /// Tells the read in progress, from the SIGINT handler, to give up its
+    /// line. (Called here: each Swift file has its own copy of the shim's
+    /// static functions and their static state, and the read's is this file's.)
+    static func noteInterrupt() {
+        dbcrypt_editline_note_interrupt()
+    }
+
     /// Adds `line` to the lines the arrow keys and Ctrl-R recall.
     static func remember(_ line: String) {
         add_history(line)

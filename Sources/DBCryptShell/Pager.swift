@@ -5,10 +5,11 @@ import Foundation
 /// file (less is told to keep no history file either).
 enum Pager {
     /// Shows `bytes` through the pager when they hold more lines than the
-    /// terminal has rows, else writes them to `output`.
+    /// terminal has rows, else writes them to `output`. The pager's
+    /// environment lacks the variables named in `hiding` (those holding keys).
     ///
     /// - throws: ``ShellError`` when the pager cannot be started.
-    static func show(_ bytes: [UInt8], else output: ShellOutput) throws {
+    static func show(_ bytes: [UInt8], else output: ShellOutput, hiding: Set<String>) throws {
         var size = winsize()
         let rows = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_row > 0 ? Int(size.ws_row) : 24
         guard bytes.reduce(0, { $0 + ($1 == 10 ? 1 : 0) }) >= rows - 1 else { return try output.write(bytes) }
@@ -22,7 +23,7 @@ enum Pager {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
-        process.environment = environment.merging(["LESSHISTFILE": "-"]) { $1 }
+        process.environment = environment.filter { !hiding.contains($0.key) }.merging(["LESSHISTFILE": "-"]) { $1 }
         let input = Pipe()
         process.standardInput = input
         do {

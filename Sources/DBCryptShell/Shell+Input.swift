@@ -64,7 +64,7 @@ extension Shell {
         let names: [String] = (try? queue.inDatabase { db in
             let tables = try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
             var names = tables
-            for table in tables { names += try Shell.columnNames(of: "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\"", in: db) }
+            for table in tables { names += try Shell.columnNames(of: SQLText.quotedName(table), in: db) }
             return names
         }) ?? []
         let words = Self.commands.map { "." + $0.name } + Self.keywords + names

@@ -20,14 +20,18 @@ public final class Shell {
         public var changeKey: (DatabaseKey, DatabaseKey) throws -> Void
         /// Writes one line for the user to standard error.
         public var note: (String) -> Void
+        /// The environment variables that hold keys, kept from the pager.
+        public var secretVariables: Set<String>
 
         /// Makes a host from its parts.
         public init(cipherReport: @escaping (DatabaseKey?) throws -> String, newKey: @escaping () throws -> DatabaseKey,
-                    changeKey: @escaping (DatabaseKey, DatabaseKey) throws -> Void, note: @escaping (String) -> Void) {
+                    changeKey: @escaping (DatabaseKey, DatabaseKey) throws -> Void, note: @escaping (String) -> Void,
+                    secretVariables: Set<String>) {
             self.cipherReport = cipherReport
             self.newKey = newKey
             self.changeKey = changeKey
             self.note = note
+            self.secretVariables = secretVariables
         }
     }
 
@@ -97,6 +101,7 @@ public final class Shell {
         if pending.isEmpty {
             let trimmed = line.drop { $0 == 32 || $0 == 9 }
             if trimmed.first == UInt8(ascii: ".") { return dotCommand(String(decoding: trimmed, as: UTF8.self)) }
+            if trimmed.first == UInt8(ascii: "#") { return .proceed }   // a comment line, as in sqlite3
             if trimmed.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { return .proceed }
         }
         pending += line
@@ -137,6 +142,12 @@ public final class Shell {
     /// Runs the statements of `sql` and prints their rows.
     func run(_ sql: [UInt8]) -> Flow {
         let text = String(decoding: sql, as: UTF8.self)
+        // A typed PRAGMA rekey: the shell must know the key it goes on with.
+        let newKey = Self.changesKey(text) ? Self.typedNewKey(in: text) : nil
+        if Self.changesKey(text) {
+            guard key != nil else { return fail("PRAGMA rekey does nothing to a plaintext database: to encrypt it, quit and run dbcrypt migrate.") }
+            guard newKey != nil else { return fail("Write PRAGMA rekey = '...'; alone (or use .rekey), so that the shell goes on with the new key: not run.") }
+        }
         let started = ShellClock.now()
         defer { finishOnce() }
         // With `.pager on`, a statement's rows are held, then shown through the pager if they fill the terminal.
@@ -167,9 +178,15 @@ public final class Shell {
                 }
                 return (db.changes, db.totalChanges)
             }
-            if let held { try Pager.show(held, else: output) }
+            if let held { try Pager.show(held, else: output, hiding: host.secretVariables) }
             if showsChanges { try output.write("changes: \(changes.0)   total_changes: \(changes.1)\n") }
-            if let replacement = Self.typedNewKey(in: text) { try adopt(replacement) }
+            if let newKey {
+                do {
+                    try adopt(newKey)
+                } catch {
+                    return fail("PRAGMA rekey ran, but the database does not open with the key it gave: check it with .cipher before you quit.")
+                }
+            }
         } catch {
             return fail(Self.message(error))
         }

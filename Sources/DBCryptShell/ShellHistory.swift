@@ -76,7 +76,13 @@ public final class ShellHistory {
                     return
                 }
             }
-            note("The history at \(path) does not open with this key (was the key changed outside the shell?): a new one begins.")
+            // Kept, under another name: it may open with another key.
+            let aside = path + ".unopened-\(Int(Date().timeIntervalSince1970))"
+            if rename(path, aside) == 0 {
+                note("The history at \(path) does not open with this key (was the key changed outside the shell?): it is kept as \(aside), and a new one begins.")
+            } else {
+                throw ShellError("The history at \(path) does not open with this key, and cannot be moved aside: \(String(cString: strerror(errno))).")
+            }
         } else if FileManager.default.fileExists(atPath: path) {
             throw ShellError("Cannot read the history at \(path): check its permissions.")
         }
@@ -138,11 +144,12 @@ public final class ShellHistory {
     }
 
     /// Whether `statement` may hold a key: a `PRAGMA` of `key`, `rekey`,
-    /// `hexkey`, `hexrekey`, `textkey` or `textrekey` (of any schema), or an
-    /// `ATTACH` with `KEY`, in any case, anywhere in the text (erring on the
-    /// side of not recording).
+    /// `hexkey`, `hexrekey`, `textkey` or `textrekey` (of any schema, its
+    /// name quoted or not, comments anywhere), or an `ATTACH` with `KEY`, in
+    /// any case, anywhere in the text (erring on the side of not recording).
     static func holdsKey(_ statement: String) -> Bool {
-        statement.range(of: #"(?is)\bPRAGMA\s+([\w"`\[\]]+\s*\.\s*)?["`\[]?(text|hex)?(re)?key\b|\bATTACH\b.*\bKEY\b"#,
-                        options: .regularExpression) != nil
+        SQLText.removingComments(statement)
+            .range(of: #"(?is)\bPRAGMA\s+([\w"'`\[\]]+\s*\.\s*)?["'`\[]?(text|hex)?(re)?key\b|\bATTACH\b.*\bKEY\b"#,
+                   options: .regularExpression) != nil
     }
 }

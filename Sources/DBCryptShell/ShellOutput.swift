@@ -47,6 +47,7 @@ final class ShellOutput: Sendable {
 
 /// A shell command that failed, in one sentence for the user.
 public struct ShellError: Error, CustomStringConvertible {
+    /// The sentence, saying what to do next where there is something to do.
     public let description: String
 
     init(_ description: String) {

@@ -65,7 +65,7 @@ struct SQL: ParsableCommand {
             options.create = create
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
             guard let sql else {
-                return try ShellSession(database: database, key: databaseKey, newKey: nil, cipher: cipher, options: options).run()
+                return try ShellSession(database: database, key: databaseKey, keyVariable: key.environment, newKey: nil, cipher: cipher, options: options).run()
             }
             let db = try Database(path: database, key: databaseKey, options: options)
             let output = RowPrinter(style: json ? .json : csv ? .csv : .table)

@@ -39,7 +39,8 @@ struct ShellCommand: ParsableCommand {
             var options = cipher.databaseOptions()
             options.create = create
             let databaseKey = try ShellSession.key(of: database, create: create, from: key)
-            try ShellSession(database: database, key: databaseKey, newKey: newKey, cipher: cipher, options: options, keepsHistory: history).run()
+            try ShellSession(database: database, key: databaseKey, keyVariable: key.environment, newKey: newKey, cipher: cipher, options: options,
+                             keepsHistory: history).run()
         }
     }
 }
@@ -49,6 +50,8 @@ struct ShellCommand: ParsableCommand {
 struct ShellSession {
     let database: String
     let key: DatabaseKey?
+    /// The variable `--key-env` named, if any: kept from the pager.
+    var keyVariable: String?
     let newKey: NewKeyOptions?
     let cipher: CipherOptions
     let options: Database.Options
@@ -100,6 +103,7 @@ struct ShellSession {
                 opened.close()
                 try DatabaseEncryption.changeKey(database, from: current, cipher: settings, to: replacement)
             },
-            note: printError)
+            note: printError,
+            secretVariables: Set([keyVariable, newKey?.environment].compactMap { $0 }))
     }
 }

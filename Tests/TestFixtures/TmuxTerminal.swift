@@ -192,6 +192,11 @@ public final class TmuxTerminal: Sendable {
         _ = try tmux(["send-keys", "-t", pane, "--"] + keys)
     }
 
+    /// Resizes the terminal (the program gets SIGWINCH).
+    public func resize(columns: Int, rows: Int) throws {
+        _ = try tmux(["resize-window", "-t", pane, "-x", String(columns), "-y", String(rows)])
+    }
+
     /// The scrollback (its last ``scrollback`` lines) and the screen as text now, wrapped lines joined
     /// (`capture-pane -p -J -S -`), without the empty rows below the last
     /// line written. Spaces a program wrote at a line's end stay (a prompt's).

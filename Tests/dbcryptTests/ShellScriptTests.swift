@@ -215,6 +215,34 @@ final class ShellScriptTests: XCTestCase {
         XCTAssertEqual(mode, 0o600, "what .output writes is plaintext: the owner's alone")
     }
 
+    /// A `.output` that cannot be opened leaves the output as it was; a
+    /// typed rekey the shell could not follow, or one on a plaintext
+    /// database, is refused before it runs; one it can follow goes on under
+    /// the new key.
+    func testAFailedOutputAndTypedRekeys() throws {
+        let missing = directory.appendingPathComponent("no/such/folder.txt").path
+        let refused = try shell(".output \(missing)\nSELECT 'still here';\nPRAGMA rekey = 'a'; SELECT 2;\nSELECT count(*) FROM t;\n")
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stdout, "still here\n5\n")
+        XCTAssertEqual(refused.stderr.split(separator: "\n").count, 2, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("Cannot write \(missing)"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("Write PRAGMA rekey = '...'; alone"), refused.stderr)
+        XCTAssertEqual(try shell("SELECT 1;\n").stdout, "1\n", "the key is unchanged")
+
+        let followed = try shell("PRAGMA rekey = \"\(otherKeyText)\";\nSELECT count(*) FROM t;\n.backup \(directory.appendingPathComponent("copy.db").path)\n")
+        XCTAssertEqual(followed.status, 0, followed.stderr)
+        XCTAssertTrue(followed.stdout.hasSuffix("5\n"), followed.stdout)
+        let copy = try dbcrypt(["sql", directory.appendingPathComponent("copy.db").path, "--key-env", "OTHER", "--csv", "SELECT count(*) AS n FROM t"],
+                               environment: keyEnvironment)
+        XCTAssertEqual(copy.stdout, "n\r\n5\r\n", "the backup is under the key the shell went on with: \(copy.stderr)")
+
+        let plain = directory.appendingPathComponent("plain.db").path
+        XCTAssertEqual(try dbcrypt(["sql", plain, "--create", "CREATE TABLE p(x)"]).status, 0)
+        let onPlain = try dbcrypt(["shell", plain], input: Data("PRAGMA rekey = 'x';\n".utf8))
+        XCTAssertEqual(onPlain.status, 1)
+        XCTAssertTrue(onPlain.stderr.contains("does nothing to a plaintext database"), onPlain.stderr)
+    }
+
     /// `.bail on` ends a script at the first error, with status 1.
     func testBailStopsAtTheFirstError() throws {
         let run = try shell(".bail on\nSELECT 'first';\nSELECT * FROM nowhere;\nSELECT 'never';\n")

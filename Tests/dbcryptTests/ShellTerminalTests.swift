@@ -43,7 +43,9 @@ final class ShellTerminalTests: XCTestCase {
         XCTAssertFalse(screen.contains(keyText), "the key was echoed")
 
         // A statement over two lines: the continuation prompt, then its row.
+        // The terminal resized meanwhile (SIGWINCH during the read) changes nothing.
         try terminal.type("SELECT 40 +")
+        try terminal.resize(columns: 100, rows: 30)
         try terminal.press("Enter")
         try terminal.waitFor(text: "   ...> ")
         try run(terminal, "2 AS answer;", until: "│     42 │")

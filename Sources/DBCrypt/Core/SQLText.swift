@@ -6,7 +6,7 @@ import Foundation
 /// and a statement's first keyword. Byte-level, following SQLite's tokenizer
 /// for the parts that matter here: whitespace, `--` and `/* */` comments,
 /// and quoted strings and names.
-enum SQLText {
+package enum SQLText {
     /// Whether `bytes` hold only whitespace, semicolons and comments: what
     /// SQLite would compile to no statement at all.
     static func isBlank(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -132,13 +132,50 @@ enum SQLText {
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// `text` with each run of comments (`--` to the line's end, `/* */`)
+    /// and the blanks around them turned into one space; strings and
+    /// quoted names kept as they are.
+    package static func removingComments(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index < buffer.count {
+                let byte = buffer[index]
+                if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "`") || byte == UInt8(ascii: "[") {
+                    let closing = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : byte
+                    output.append(byte)
+                    index += 1
+                    while index < buffer.count {
+                        output.append(buffer[index])
+                        index += 1
+                        if buffer[index - 1] == closing { break }
+                    }
+                    continue
+                }
+                let isComment = index + 1 < buffer.count
+                    && ((byte == UInt8(ascii: "-") && buffer[index + 1] == UInt8(ascii: "-"))
+                        || (byte == UInt8(ascii: "/") && buffer[index + 1] == UInt8(ascii: "*")))
+                guard isComment else {
+                    output.append(byte)
+                    index += 1
+                    continue
+                }
+                output.append(32)
+                index = skipSpaceAndComments(buffer, from: index)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// `text` with its literals redacted, as errors quote SQL.
     static func redactingLiterals(in text: String) -> String {
         Array(text.utf8).withUnsafeBufferPointer { redactingLiterals($0) }
     }
 
     /// `name` as a quoted SQL identifier: `"name"`, inner quotes doubled.
-    static func quotedName(_ name: String) -> String {
+    package static func quotedName(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
