@@ -143,8 +143,9 @@ public final class Shell {
     func run(_ sql: [UInt8]) -> Flow {
         let text = String(decoding: sql, as: UTF8.self)
         // A typed PRAGMA rekey: the shell must know the key it goes on with.
-        let newKey = Self.changesKey(text) ? Self.typedNewKey(in: text) : nil
-        if Self.changesKey(text) {
+        let changesKey = Self.changesKey(text)
+        let newKey = changesKey ? Self.typedNewKey(in: text) : nil
+        if changesKey {
             guard key != nil else { return fail("PRAGMA rekey does nothing to a plaintext database: to encrypt it, quit and run dbcrypt migrate.") }
             guard newKey != nil else { return fail("Write PRAGMA rekey = '...'; alone (or use .rekey), so that the shell goes on with the new key: not run.") }
         }
@@ -233,14 +234,17 @@ public final class Shell {
 }
 
 extension ShellValue {
+    /// Column `index` of a cursor's current row, read once.
     init(_ row: Row, _ index: Int) {
-        switch row[index] {
-        case .null: self.init(kind: .null, text: [], real: 0)
-        case .integer: self.init(kind: .integer, text: row.sqliteText(at: index) ?? [], real: 0)
-        case let .real(value): self.init(kind: .real, text: row.sqliteText(at: index) ?? [], real: value)
-        case .text: self.init(kind: .text, text: row.sqliteText(at: index) ?? [], real: 0)
-        case .blob: self.init(kind: .blob, text: row.sqliteText(at: index) ?? [], real: 0)
+        let column = row.sqliteColumn(at: index)
+        let kind: Kind = switch column.type {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
         }
+        self.init(kind: kind, text: column.text, real: column.real)
     }
 }
 

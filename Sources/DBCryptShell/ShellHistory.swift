@@ -53,9 +53,7 @@ public final class ShellHistory {
         } catch {
             throw ShellError("Cannot make \(folder) for the history: \(error.localizedDescription)")
         }
-        let real = (try? FileManager.default.destinationOfSymbolicLink(atPath: database)).map { _ in
-            URL(fileURLWithPath: database).resolvingSymlinksInPath().path
-        } ?? URL(fileURLWithPath: database).standardizedFileURL.path
+        let real = URL(fileURLWithPath: database).resolvingSymlinksInPath().path
         let name = Hex.encode((Array(real.utf8).withUnsafeBytes { sha256($0) } ?? []).prefix(16)) + ".sealed"
         let history = ShellHistory(path: (folder as NSString).appendingPathComponent(name), note: note)
         try history.load(key: key)

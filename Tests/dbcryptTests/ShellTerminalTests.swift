@@ -26,6 +26,11 @@ final class ShellTerminalTests: XCTestCase {
         return terminal
     }
 
+    /// A command that prints nothing, typed then Enter; waits for the next prompt.
+    private func runQuietly(_ terminal: TmuxTerminal, _ line: String) throws {
+        try run(terminal, line, until: line + "\ndbcrypt> ")
+    }
+
     /// The text typed at `dbcrypt> `, then Enter; waits for `until` on the screen.
     @discardableResult
     private func run(_ terminal: TmuxTerminal, _ line: String, until expected: String) throws -> String {
@@ -130,11 +135,11 @@ final class ShellTerminalTests: XCTestCase {
         try terminal.waitFor(text: "dbcrypt> ")
         try run(terminal, ".help", until: ".timer on|off")
         // .pager on: a result longer than the terminal goes through $PAGER, a short one does not.
-        try run(terminal, ".pager on", until: ".pager on\ndbcrypt> ")
+        try runQuietly(terminal, ".pager on")
         try run(terminal, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 60) SELECT x FROM c;", until: "paged: │ 60 │")
         try run(terminal, "SELECT 'short' AS s;", until: "\n│ short │")
         XCTAssertFalse(try terminal.screen().contains("paged: │ short"))
-        try run(terminal, ".pager off", until: ".pager off\ndbcrypt> ")
+        try runQuietly(terminal, ".pager off")
         try run(terminal, ".tables", until: "\ninventory_items\n")
         try run(terminal, ".schema inventory%", until: "CREATE INDEX inventory_by_qty ON inventory_items(qty);")
         try run(terminal, ".indexes", until: "\ninventory_by_qty\n")
@@ -142,28 +147,28 @@ final class ShellTerminalTests: XCTestCase {
         try run(terminal, ".import \(csv) inventory_items", until: "dbcrypt> .import")
         for (mode, shows) in [("csv", "d-4,9\r"), ("json", "{\"sku\":\"d-4\",\"qty\":9}"), ("line", "sku: d-4"), ("list", "sku|qty\nd-4|9"),
                               ("markdown", "| d-4 |   9 |"), ("table", "| d-4 |   9 |"), ("box", "│ d-4 │   9 │")] {
-            try run(terminal, ".mode \(mode)", until: ".mode \(mode)\ndbcrypt> ")
+            try runQuietly(terminal, ".mode \(mode)")
             try run(terminal, "SELECT * FROM inventory_items WHERE sku = 'd-4';", until: shows.replacingOccurrences(of: "\r", with: ""))
         }
-        try run(terminal, ".headers off", until: ".headers off\ndbcrypt> ")
-        try run(terminal, ".mode list", until: ".mode list\ndbcrypt> ")
-        try run(terminal, ".nullvalue (none)", until: ".nullvalue (none)\ndbcrypt> ")
+        try runQuietly(terminal, ".headers off")
+        try runQuietly(terminal, ".mode list")
+        try runQuietly(terminal, ".nullvalue (none)")
         try run(terminal, "SELECT NULL;", until: "\n(none)\n")
-        try run(terminal, ".output \(out)", until: ".output \(out)\ndbcrypt> ")
-        try run(terminal, "SELECT 'to the file';", until: "'to the file';\ndbcrypt> ")
-        try run(terminal, ".output stdout", until: ".output stdout\ndbcrypt> ")
-        try run(terminal, ".once \(once)", until: ".once \(once)\ndbcrypt> ")
-        try run(terminal, "SELECT 'once';", until: "'once';\ndbcrypt> ")
+        try runQuietly(terminal, ".output \(out)")
+        try runQuietly(terminal, "SELECT 'to the file';")
+        try runQuietly(terminal, ".output stdout")
+        try runQuietly(terminal, ".once \(once)")
+        try runQuietly(terminal, "SELECT 'once';")
         try run(terminal, "SELECT 'back';", until: "\nback\n")
-        try run(terminal, ".timer on", until: ".timer on\ndbcrypt> ")
+        try runQuietly(terminal, ".timer on")
         try run(terminal, "SELECT 1;", until: "Run Time: real ")
-        try run(terminal, ".timer off", until: ".timer off\ndbcrypt> ")
-        try run(terminal, ".changes on", until: ".changes on\ndbcrypt> ")
+        try runQuietly(terminal, ".timer off")
+        try runQuietly(terminal, ".changes on")
         try run(terminal, "UPDATE inventory_items SET qty = qty + 1;", until: "changes: 4   total_changes: ")
-        try run(terminal, ".changes off", until: ".changes off\ndbcrypt> ")
+        try runQuietly(terminal, ".changes off")
         try run(terminal, ".dump inventory_items", until: "COMMIT;")
         XCTAssertTrue(try terminal.screen().contains("Note: .dump writes the database as plaintext SQL."))
-        try run(terminal, ".backup \(backup)", until: ".backup \(backup)\ndbcrypt> ")
+        try runQuietly(terminal, ".backup \(backup)")
         try run(terminal, ".cipher", until: "format: sqlcipher4")
         // .rekey asks twice, without echo.
         try terminal.type(".rekey")
@@ -178,7 +183,7 @@ final class ShellTerminalTests: XCTestCase {
         XCTAssertFalse(screen.contains(otherKeyText), "the new key was echoed")
         try run(terminal, "SELECT count(*) AS n FROM inventory_items;", until: "\n4\n")
         // .bail on: the first error ends the session, with status 1.
-        try run(terminal, ".bail on", until: ".bail on\ndbcrypt> ")
+        try runQuietly(terminal, ".bail on")
         try terminal.type("SELECT * FROM nowhere;")
         try terminal.press("Enter")
         XCTAssertEqual(try terminal.waitForExit(), 1)

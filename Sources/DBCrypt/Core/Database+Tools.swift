@@ -32,21 +32,18 @@ extension Database {
 }
 
 extension Row {
-    /// Column `index` of a live row as SQLite writes it as text
-    /// (`sqlite3_column_text`: the engine's own conversion of a real, a
-    /// blob's raw bytes), or nil for NULL: how SQLite's shell prints a value.
-    package func sqliteText(at index: Int) -> [UInt8]? {
-        guard let handle else {
-            switch self[index] {
-            case .null: return nil
-            case let .integer(v): return Array(String(v).utf8)
-            case let .real(d): return Array(String(d).utf8)
-            case let .text(s): return Array(s.utf8)
-            case let .blob(b): return Array(b)
-            }
-        }
+    /// Column `index` of a live row as SQLite's shell reads it: its storage
+    /// class (`sqlite3_column_type`), its value as a real, and SQLite's own
+    /// text of it (`sqlite3_column_text`: the engine's conversion of a
+    /// number, a blob's raw bytes; empty for NULL), read in that order (once
+    /// converted to text, a column's type is no longer reported reliably).
+    package func sqliteColumn(at index: Int) -> (type: Int32, real: Double, text: [UInt8]) {
+        guard let handle else { preconditionFailure("sqliteColumn(at:) reads a live row, from a cursor") }
         let column = Int32(index)
-        guard sqlite3_column_type(handle, column) != SQLITE_NULL, let text = sqlite3_column_text(handle, column) else { return nil }
-        return Array(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))))
+        let type = sqlite3_column_type(handle, column)
+        guard type != SQLITE_NULL else { return (type, 0, []) }
+        let real = type == SQLITE_FLOAT ? sqlite3_column_double(handle, column) : 0
+        guard let text = sqlite3_column_text(handle, column) else { return (type, real, []) }
+        return (type, real, Array(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))))
     }
 }
