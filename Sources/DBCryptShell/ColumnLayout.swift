@@ -1,28 +1,34 @@
-/// Lays rows out in columns for the table, box and markdown modes, as the
-/// newest sqlite3 shell does: headers centred, numbers to the right, text
-/// to the left, a value of several lines over several lines (and then a
-/// rule between every two rows).
+/// Lays rows out in columns for the column, table, box and markdown modes,
+/// as the newest sqlite3 shell does: headers centred, numbers to the right,
+/// text to the left, a value of several lines over several lines (and then
+/// a rule, or in column mode a blank line, between every two rows).
 struct ColumnLayout {
     typealias Cell = (lines: [[UInt8]], right: Bool)
 
     let mode: OutputMode
     let headers: Bool
 
-    /// The drawing characters of a mode: left, fill, middle, right of each kind of rule, and the bar.
+    /// The drawing characters of a mode: left, fill, middle, right of each
+    /// kind of rule; the bars left of, between and right of the cells; the
+    /// padding on each side of a cell.
     private struct Rules {
-        let top: [String], header: [String], between: [String], bottom: [String], bar: String
+        let top: [String], header: [String], between: [String], bottom: [String]
+        var bars = ["|", "|", "|"], padding = " "
     }
 
     private var rules: Rules {
         switch mode {
         case .box:
             return Rules(top: ["╭", "─", "┬", "╮"], header: ["╞", "═", "╪", "╡"], between: ["├", "─", "┼", "┤"],
-                         bottom: ["╰", "─", "┴", "╯"], bar: "│")
+                         bottom: ["╰", "─", "┴", "╯"], bars: ["│", "│", "│"])
         case .markdown:
-            return Rules(top: [], header: ["|", "-", "|", "|"], between: [], bottom: [], bar: "|")
+            return Rules(top: [], header: ["|", "-", "|", "|"], between: [], bottom: [])
+        case .column:
+            // Trailing spaces are trimmed: the rule between rows is a blank line.
+            return Rules(top: [], header: ["", "-", "  ", ""], between: ["", " ", "  ", ""], bottom: [], bars: ["", "  ", ""], padding: "")
         default:
             let rule = ["+", "-", "+", "+"]
-            return Rules(top: rule, header: rule, between: rule, bottom: rule, bar: "|")
+            return Rules(top: rule, header: rule, between: rule, bottom: rule)
         }
     }
 
@@ -34,20 +40,25 @@ struct ColumnLayout {
         }
         let rules = self.rules
         var out: [UInt8] = []
+        func end(_ line: [UInt8]) {
+            out += mode == .column ? line[..<(line.lastIndex { $0 != 32 }.map { $0 + 1 } ?? 0)] : line[...]
+            out.append(10)
+        }
         func rule(_ parts: [String]) {
             guard !parts.isEmpty else { return }
-            let fills = widths.map { String(repeating: parts[1], count: $0 + 2) }
-            out += Array((parts[0] + fills.joined(separator: parts[2]) + parts[3] + "\n").utf8)
+            let fills = widths.map { String(repeating: parts[1], count: $0 + 2 * rules.padding.count) }
+            end(Array((parts[0] + fills.joined(separator: parts[2]) + parts[3]).utf8))
         }
         func line(_ cells: [[UInt8]], right: [Bool], centred: Bool) {
-            out += Array(rules.bar.utf8)
+            var text = Array(rules.bars[0].utf8)
             for (index, cell) in cells.enumerated() {
                 let gap = widths[index] - width(cell)
                 let left = centred ? gap / 2 : right[index] ? gap : 0
-                out += Array(String(repeating: " ", count: 1 + left).utf8) + cell
-                out += Array((String(repeating: " ", count: gap - left + 1) + rules.bar).utf8)
+                if index > 0 { text += Array(rules.bars[1].utf8) }
+                text += Array((rules.padding + String(repeating: " ", count: left)).utf8) + cell
+                text += Array((String(repeating: " ", count: gap - left) + rules.padding).utf8)
             }
-            out.append(10)
+            end(text + Array(rules.bars[2].utf8))
         }
         func record(_ cells: [Cell], centred: Bool = false) {
             let height = cells.map(\.lines.count).max() ?? 1

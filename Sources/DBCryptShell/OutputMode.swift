@@ -8,6 +8,8 @@ public enum OutputMode: String, CaseIterable, Sendable {
     case json
     /// Each value on a line of its own, `name: value`, rows apart.
     case line
+    /// Values padded into columns, under centred headers and a rule of dashes.
+    case column
     /// An ASCII-art table.
     case table
     /// A table drawn with box characters.
@@ -17,7 +19,7 @@ public enum OutputMode: String, CaseIterable, Sendable {
 
     /// Whether the mode lays rows out in columns, and so reads every row
     /// before printing the first.
-    var isColumnar: Bool { self == .table || self == .box || self == .markdown }
+    var isColumnar: Bool { self == .column || self == .table || self == .box || self == .markdown }
 }
 
 /// One value of a result row as the shell prints it.

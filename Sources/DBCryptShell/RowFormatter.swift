@@ -1,4 +1,5 @@
 import CSQLCipher
+import DBCrypt
 import Foundation
 
 /// Writes one statement's rows in an ``OutputMode``, byte for byte as the
@@ -49,11 +50,17 @@ struct RowFormatter {
                     for more in lines.dropFirst() { out += Array(String(repeating: " ", count: label.count).utf8) + more + [10] }
                 }
             }
-        case .table, .box, .markdown:
+        case .column, .table, .box, .markdown:
             out = ColumnLayout(mode: mode, headers: headers).render(
                 columns: columns, rows: rows.map { $0.map { (lines: split(lines: expandingTabs(text($0))), right: $0.isNumber) } })
         }
         return out
+    }
+
+    /// Whether the engine of `db` writes a real as text exactly: asked of
+    /// it once, rather than read from a version.
+    static func realTextIsExact(in db: Database) throws -> Bool {
+        try db.fetchScalar(String.self, "SELECT CAST(0.1 + 0.2 AS TEXT)") == "0.30000000000000004"
     }
 
     private func text(_ value: ShellValue) -> [UInt8] {

@@ -87,9 +87,7 @@ public final class Shell {
         self.host = host
         mode = interactive ? .box : .list
         headers = interactive
-        realTextIsExact = try queue.inDatabase { db in
-            try db.fetchScalar(String.self, "SELECT CAST(0.1 + 0.2 AS TEXT)") == "0.30000000000000004"
-        }
+        realTextIsExact = try queue.inDatabase(RowFormatter.realTextIsExact)
     }
 
     /// Whether a statement has begun and waits for more lines.
@@ -157,26 +155,12 @@ public final class Shell {
             if held != nil { held! += bytes } else { try output.write(bytes) }
         }
         do {
-            let formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact)
+            let printer = ResultPrinter(RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact))
             let changes = try queue.inDatabase { db -> (Int, Int) in
                 // Ctrl-C (in an interactive session) stops this statement.
                 Interrupts.target(try db.interrupter, seen: interruptsSeen)
                 defer { Interrupts.target(nil) }
-                try db.executeScript(text) { cursor in
-                    let columns = cursor.columnNames
-                    var rows: [[ShellValue]] = []
-                    var continuing = false
-                    while let row = try cursor.next() {
-                        rows.append((0..<row.count).map { ShellValue(row, $0) })
-                        // Modes that print row by row do not hold a large result.
-                        if !mode.isColumnar && mode != .json && rows.count >= 256 {
-                            try emit(formatter.format(columns: columns, rows: rows, continuing: continuing))
-                            rows.removeAll(keepingCapacity: true)
-                            continuing = true
-                        }
-                    }
-                    try emit(formatter.format(columns: columns, rows: rows, continuing: continuing))
-                }
+                try db.executeScript(text) { cursor in try printer.print(cursor, emit) }
                 return (db.changes, db.totalChanges)
             }
             if let held { try Pager.show(held, else: output, hiding: host.secretVariables) }

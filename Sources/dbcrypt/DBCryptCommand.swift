@@ -30,7 +30,7 @@ struct DBCryptCommand: ParsableCommand {
               dbcrypt migrate app.db --key-env APP_KEY
               dbcrypt sql app.db --key-env APP_KEY "SELECT count(*) FROM notes"
             """,
-        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self, Backup.self, Restore.self, ShellCommand.self]
+        subcommands: [Migrate.self, Decrypt.self, Rekey.self, Check.self, Info.self, SQL.self, Schema.self, Recover.self, Header.self, KV.self, Envelope.self, Key.self, Backup.self, Restore.self]
     )
 
     /// Runs the command line. A file-size limit (`ulimit -f`) must not kill
@@ -135,7 +135,10 @@ struct DBCryptCommand: ParsableCommand {
         guard let dump = try? JSONSerialization.jsonObject(with: Data(_dumpHelp().utf8)) as? [String: Any],
               var command = dump["command"] as? [String: Any] else { return [:] }
         func subcommand(_ name: Any?) -> [String: Any]? {
-            (command["subcommands"] as? [[String: Any]])?.first { $0["commandName"] as? String == name as? String }
+            (command["subcommands"] as? [[String: Any]])?.first { command in
+                guard let name = name as? String else { return false }
+                return command["commandName"] as? String == name || (command["aliases"] as? [String] ?? []).contains(name)
+            }
         }
         for argument in arguments {
             guard let next = subcommand(argument) else { break }
@@ -160,7 +163,7 @@ struct DBCryptCommand: ParsableCommand {
     private static func exitReporting(_ error: Error) -> Never {
         let status = exitCode(for: error)
         guard status == .validationFailure else { exit(withError: error) }
-        let names = configuration.subcommands.map { $0._commandName }
+        let names = configuration.subcommands.flatMap { [$0._commandName] + $0.configuration.aliases }
         let subcommand = currentSpelling(Array(CommandLine.arguments.dropFirst())).first.flatMap { names.contains($0) ? $0 : nil }
         var message = message(for: error)
         while message.last == "." { message.removeLast() }

@@ -1,29 +1,38 @@
 import ArgumentParser
 import DBCrypt
+import DBCryptShell
 import Foundation
 
-/// `dbcrypt sql`: run SQL.
+/// `dbcrypt sql`, also spelled `dbcrypt shell`: SQL given as an argument,
+/// a script from standard input, or an interactive shell on a terminal.
 struct SQL: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run SQL on a database and print the rows.",
+        abstract: "Run SQL on a database: the SQL given, a script from standard input, or an interactive shell.",
         discussion: """
-            Statements separated by semicolons run in order. Rows print as an aligned table, \
-            or as JSON (an array of objects per statement; blobs in base64) or CSV (a header \
-            line, then one line per row; blobs in base64) on request. The database must \
-            exist, unless --create says to make it: encrypted when a key is given, plaintext \
-            otherwise. Without SQL, standard input is run as a script, as sqlite3 runs one \
-            (dot-commands too; exit status 1 if a statement failed), or on a terminal the \
-            shell starts.
+            The key is checked before anything runs: a wrong key is exit status 3. The \
+            database must exist, unless --create says to make it: encrypted when a key is \
+            given, plaintext otherwise.
+
+            SQL given as an argument runs statement by statement; the rows print in columns \
+            under their names, or as JSON or CSV on request, as the sqlite3 shell prints them \
+            in those modes. Without SQL, standard input is run as a script, as sqlite3 runs \
+            one: dot-commands too (.help lists them), rows in list mode, exit status 1 if any \
+            statement failed. On a terminal the shell starts: line editing, Tab completion, \
+            Ctrl-C stops a statement; a statement runs when it ends with ';'. Nothing typed \
+            is written anywhere, unless --history keeps it sealed.
 
             Example:
               dbcrypt sql app.db --key-env APP_KEY "SELECT id, title FROM notes LIMIT 5"
               dbcrypt sql app.db --key-env APP_KEY --csv "SELECT * FROM notes" > notes.csv
-            """)
+              dbcrypt shell app.db --key-env APP_KEY
+              dbcrypt shell app.db --key-env APP_KEY < report.sql
+            """,
+        aliases: ["shell"])
 
     @Argument(help: "The database.")
     var database: String
 
-    @Argument(help: "The SQL to run; without it, SQL is read from standard input, or the shell starts on a terminal (see dbcrypt shell).")
+    @Argument(help: "The SQL to run; without it, SQL is read from standard input, or the shell starts on a terminal.")
     var sql: String?
 
     @Flag(help: "Print rows as JSON.")
@@ -47,11 +56,17 @@ struct SQL: ParsableCommand {
                                + "its salt given with --salt or in the raw key.", valueName: "BYTES"))
     var plaintextHeader: Int?
 
+    @Flag(help: ArgumentHelp("In the shell, keep the statements typed, sealed under a key derived from the database's, "
+                             + "in $XDG_STATE_HOME/dbcrypt/history (statements holding a key are never kept)."))
+    var history = false
+
     @OptionGroup var key: KeyOptions
+    @OptionGroup(title: "The new key of the shell's .rekey (else it asks twice)") var newKey: NewKeyOptions
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func validate() throws {
         if sql == nil && (json || csv) { throw ValidationError("--json and --csv print the rows of SQL given as an argument: a script sets .mode json or .mode csv.") }
+        if sql != nil && (history || newKey.isGiven) { throw ValidationError("--history and the --new-key options are the shell's: give no SQL.") }
         if json && csv { throw ValidationError("Give --json or --csv, not both.") }
         if let salt, saltBytes(salt) == nil { throw ValidationError("--salt takes 32 hex digits (16 bytes).") }
         if plaintextHeader != nil && !create { throw ValidationError("--plaintext-header makes a new database: give --create too.") }
@@ -65,13 +80,77 @@ struct SQL: ParsableCommand {
             options.create = create
             options.acceptsDamagedWriteAheadLog = acceptWalLoss
             guard let sql else {
-                return try ShellSession(database: database, key: databaseKey, keyVariable: key.environment, newKey: nil, cipher: cipher, options: options).run()
+                return try ShellSession(database: database, key: databaseKey, keyVariable: key.environment, newKey: newKey, cipher: cipher, options: options,
+                                        keepsHistory: history).run()
             }
             let db = try Database(path: database, key: databaseKey, options: options)
-            let output = RowPrinter(style: json ? .json : csv ? .csv : .table)
             try db.closing {
-                try namingDamage(of: database) { try db.executeScript(sql) { cursor in try output.print(cursor) } }
+                try namingDamage(of: database) {
+                    let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, reading: db)
+                    try db.executeScript(sql) { cursor in try printer.print(cursor) { try StandardStreams.write(Data($0)) } }
+                }
             }
         }
+    }
+}
+
+/// Opens the database and runs a ``Shell`` on it: from a terminal, a
+/// prompt per line; otherwise the lines of standard input as a script.
+struct ShellSession {
+    let database: String
+    let key: DatabaseKey?
+    /// The variable `--key-env` named, if any: kept from the pager.
+    var keyVariable: String?
+    let newKey: NewKeyOptions
+    let cipher: CipherOptions
+    let options: Database.Options
+    var keepsHistory = false
+
+    /// The key of `database` from `source`, asked for on the terminal
+    /// when none is given and the file is encrypted; nil for a plaintext
+    /// file (or a missing one, with `create`).
+    static func key(of database: String, create: Bool, from source: KeyOptions) throws -> DatabaseKey? {
+        let format: FileFormat
+        do {
+            format = try create ? FileFormat.detect(at: database) : requireDatabaseFile(database)
+        } catch DatabaseError.fileNotFound {
+            throw CLIError(missingDatabaseSentence(database, createOption: "--create"))
+        }
+        return try source.keyIfNeeded(for: database, format: format)
+    }
+
+    func run() throws {
+        let queue = try DatabaseQueue(path: database, key: key, options: options)
+        let interactive = isatty(STDIN_FILENO) == 1
+        let shell = try Shell(queue: queue, path: database, key: key, options: options, interactive: interactive, host: host)
+        if interactive {
+            let history = try keepsHistory && key != nil ? ShellHistory.sealed(for: database, key: key!, note: printError) : ShellHistory.inMemory()
+            if keepsHistory && key == nil { printError("\(database) is plaintext: the history is kept for this session only.") }
+            shell.runInteractive(history: history)
+        } else {
+            try shell.runScript(from: STDIN_FILENO)
+        }
+        try shell.close()
+        if shell.hadError && (!interactive || shell.stoppedByError) { throw ExitCode.failure }
+    }
+
+    private var host: Shell.Host {
+        Shell.Host(
+            cipherReport: { databaseKey in
+                let format = try requireDatabaseFile(database)
+                var facts = try Info.outsideFacts(of: database, format: format)
+                let described = try DatabaseEncryption.describe(database, key: databaseKey, cipher: cipher.settings)
+                facts += described.facts.map { ($0.name, JSONValue($0.value)) }
+                return Info.render(facts, json: false)
+            },
+            newKey: { try newKey.key(prompt: "New key for \(database): ", confirm: true) },
+            changeKey: { current, replacement in
+                let opened = try openForReading(database, key: current, options: options)
+                let settings = opened.cipher ?? cipher.settings
+                opened.close()
+                try DatabaseEncryption.changeKey(database, from: current, cipher: settings, to: replacement)
+            },
+            note: printError,
+            secretVariables: Set([keyVariable, newKey.environment].compactMap { $0 }))
     }
 }

@@ -129,7 +129,7 @@ final class FileIdentityCommandTests: XCTestCase {
                                    environment: keyEnvironment, in: dir)
         XCTAssertEqual(backedUp.status, 0, backedUp.stderr)
         /// The one value a `SELECT count(*)` printed, under its column's name.
-        func count(_ run: Run) -> String { run.stdout.split(separator: "\n").last.map(String.init) ?? "" }
+        func count(_ run: Run) -> String { run.stdout.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
         let plainRows = count(try dbcrypt(["sql", "plain.db", "SELECT count(*) FROM note"], in: dir))
 
         /// An app killed with 60 commits in its -wal: the file and its companions as it left them.

@@ -28,7 +28,7 @@ final class KeyCommandTests: XCTestCase {
         // Queried, checked and described with no key typed.
         let counted = try dbcrypt(["sql", path, "--key-keyring", "dbcrypt/app", "SELECT count(*) AS n FROM note"], environment: bus)
         XCTAssertEqual(counted.status, 0, counted.stderr)
-        XCTAssertEqual(counted.stdout, "n\n---\n200\n")
+        XCTAssertEqual(counted.stdout, " n\n---\n200\n")
         XCTAssertEqual(try dbcrypt(["check", path, "--key-keyring", "dbcrypt/app"], environment: bus).status, 0)
 
         // The engine's own shell opens it with the key secret-tool reads.
@@ -123,7 +123,7 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(migrated.status, 0, migrated.stderr)
         XCTAssertTrue(migrated.stderr.contains("The kernel keyring forgets the key dbcrypt:\(name) when the machine restarts"), migrated.stderr)
         let counted = try dbcrypt(["sql", path, "--key-kernel-keyring", name, "SELECT count(*) FROM note"])
-        XCTAssertEqual(counted.stdout, "count(*)\n--------\n5\n")
+        XCTAssertEqual(counted.stdout, "count(*)\n--------\n       5\n")
         // The new key of rekey, made there too; the old one removed by hand.
         let rekeyed = try dbcrypt(["rekey", path, "--key-kernel-keyring", name, "--new-key-kernel-keyring", "\(name)-2"])
         XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)

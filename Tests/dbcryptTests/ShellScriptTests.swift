@@ -152,6 +152,8 @@ final class ShellScriptTests: XCTestCase {
             .headers on
             .mode box
             SELECT id FROM t WHERE id = 1;
+            .mode column
+            SELECT id, n, 'a' || char(10) || 'b' AS two FROM t WHERE id IN (1, 2);
             .headers off
             .mode list
             .output \(out)
@@ -201,6 +203,13 @@ final class ShellScriptTests: XCTestCase {
             ╞════╡
             │  1 │
             ╰────╯
+            id  n   two
+            --  --  ---
+             1  42  a
+                    b
+
+             2  -7  a
+                    b
             back
             changes: 2   total_changes: 2
 
