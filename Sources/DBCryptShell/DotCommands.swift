@@ -5,7 +5,7 @@ import Foundation
 extension Shell {
     /// The dot-commands, with what `.help` says of each.
     static let commands: [(name: String, usage: String, help: String)] = [
-        ("backup", ".backup FILE", "Write a copy of the database to FILE, under the same key"),
+        ("backup", ".backup FILE [--new-key|--plaintext]", "Write a copy of the database to FILE, under the same key unless told"),
         ("bail", ".bail on|off", "Stop at the first error"),
         ("changes", ".changes on|off", "Print the rows each statement changed"),
         ("cipher", ".cipher", "The file's cipher settings and format"),
@@ -85,8 +85,13 @@ extension Shell {
                 }
                 try dump(table: rest.first)
             case "backup":
-                guard rest.count == 1 else { return fail(".backup takes one file name.") }
-                try queue.backup(to: rest[0])
+                let files = rest.filter { !$0.hasPrefix("--") }, flags = Set(rest).subtracting(files)
+                guard files.count == 1, flags.isSubset(of: ["--new-key", "--plaintext"]), flags.count < 2 else {
+                    return fail(".backup takes one file name, and --new-key (asked for, or the --new-key option given) or --plaintext.")
+                }
+                if flags.contains("--plaintext") && interactive { host.note("Note: .backup --plaintext writes a copy anyone who can read it can read.") }
+                let encryption: BackupEncryption = flags.contains("--new-key") ? .using(try host.newKey()) : flags.isEmpty ? .sameAsDatabase : .plaintext
+                try queue.backup(to: files[0], key: encryption)
             case "cipher":
                 guard rest.isEmpty else { return fail(".cipher takes no argument.") }
                 try output.write(host.cipherReport(key) + "\n")

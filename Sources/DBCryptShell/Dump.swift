@@ -3,7 +3,7 @@ import DBCrypt
 extension Shell {
     /// `.dump [TABLE]`: the schema and rows as SQL text that rebuilds the
     /// database (or one table) in one transaction, as the sqlite3 shell
-    /// writes it. Values are written by SQLite's `quote()`.
+    /// writes it. Values are written by SQLite's `quote()`, infinities as `9.0e+999`.
     func dump(table: String?) throws {
         try queue.inDatabase { db in
             Interrupts.target(try db.interrupter, seen: interruptsSeen)
@@ -46,7 +46,11 @@ extension Shell {
         let quoted = SQLText.quotedName(table)
         let columns = try Shell.columnNames(of: quoted, in: db)
         guard !columns.isEmpty else { return }
-        let values = columns.map { "quote(" + SQLText.quotedName($0) + ")" }.joined(separator: " || ',' || ")
+        // SQLite 3.15's quote() writes an infinite real as Inf, which SQL does not read back: 9.0e+999 does.
+        let values = columns.map { column in
+            let name = SQLText.quotedName(column)
+            return "CASE WHEN \(name) = 9e999 THEN '9.0e+999' WHEN \(name) = -9e999 THEN '-9.0e+999' ELSE quote(\(name)) END"
+        }.joined(separator: " || ',' || ")
         let cursor = try db.query("SELECT \(values) FROM \(quoted)")
         var text = ""
         while let row = try cursor.next() {

@@ -260,10 +260,12 @@ final class ShellScriptTests: XCTestCase {
         XCTAssertEqual(run.stderr, "dbcrypt: Error: near line 3: no such table: nowhere\n")
     }
 
-    /// `.dump` writes SQL that rebuilds the rows elsewhere; `.import` reads
-    /// CSV into a new table named by its first row; `.backup` writes a copy
-    /// under the same key; `.cipher` names the format; `.rekey` changes the key.
+    /// `.dump` writes SQL that rebuilds the rows elsewhere (infinities
+    /// too); `.import` reads CSV into a new table named by its first row;
+    /// `.backup` writes a copy under the same key, another or none;
+    /// `.cipher` names the format; `.rekey` changes the key.
     func testDumpImportBackupCipherAndRekey() throws {
+        XCTAssertEqual(try shell("CREATE TABLE extremes(v); INSERT INTO extremes VALUES (9e999), (-9e999), (0.1 + 0.2);\n").status, 0)
         let dump = try shell(".dump\n")
         XCTAssertEqual(dump.status, 0, dump.stderr)
         XCTAssertTrue(dump.stdout.hasPrefix("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE t("), dump.stdout)
@@ -272,10 +274,12 @@ final class ShellScriptTests: XCTestCase {
         let rebuilt = try dbcrypt(["shell", copy, "--create", "--key-env", "OTHER"], environment: keyEnvironment, input: Data(dump.stdout.utf8))
         XCTAssertEqual(rebuilt.status, 0, rebuilt.stderr)
         let compare = "SELECT id, quote(n), quote(r), quote(s), quote(b) FROM t ORDER BY id;\nSELECT name FROM sqlite_master ORDER BY name;\n"
+            + "SELECT v = 9e999, v = -9e999, v = 0.1 + 0.2 FROM extremes ORDER BY rowid;\n"
         let original = try shell(compare)
         let again = try dbcrypt(["shell", copy, "--key-env", "OTHER"], environment: keyEnvironment, input: Data(compare.utf8))
         XCTAssertEqual(again.stdout, original.stdout)
         XCTAssertTrue(original.stdout.contains("t_n\n"))
+        XCTAssertTrue(original.stdout.hasSuffix("1|0|0\n0|1|0\n0|0|1\n"), original.stdout)
 
         let csv = directory.appendingPathComponent("people.csv").path
         try "name,\"age, in years\"\r\nAda,36\r\n\"Grace \"\"Amazing\"\" Hopper\",85\r\n".write(toFile: csv, atomically: true, encoding: .utf8)
@@ -287,6 +291,15 @@ final class ShellScriptTests: XCTestCase {
         XCTAssertEqual(try shell(".backup \(backup)\n").status, 0)
         let fromBackup = try dbcrypt(["sql", backup, "--key-env", "KEY", "--csv", "SELECT count(*) FROM people"], environment: keyEnvironment)
         XCTAssertEqual(fromBackup.stdout, "count(*)\r\n2\r\n", fromBackup.stderr)
+        let underOther = directory.appendingPathComponent("other.db").path, plain = directory.appendingPathComponent("plain.db").path
+        let copies = try shell(".backup \(underOther) --new-key\n.backup --plaintext \(plain)\n.backup \(plain) --new-key --plaintext\n", ["--new-key-env", "OTHER"])
+        XCTAssertEqual(copies.status, 1)
+        XCTAssertTrue(copies.stderr.contains("near line 3: .backup takes one file name, and --new-key"), copies.stderr)
+        for (copy, key) in [(underOther, ["--key-env", "OTHER"]), (plain, [])] {
+            let read = try dbcrypt(["sql", copy, "--csv", "SELECT count(*) FROM people"] + key, environment: keyEnvironment)
+            XCTAssertEqual(read.stdout, "count(*)\r\n2\r\n", read.stderr)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: plain)).prefix(15), Data("SQLite format 3".utf8))
 
         let cipher = try shell(".cipher\n")
         XCTAssertEqual(cipher.status, 0, cipher.stderr)
