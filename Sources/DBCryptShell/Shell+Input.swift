@@ -2,6 +2,33 @@ import DBCrypt
 import Foundation
 
 extension Shell {
+    /// Runs a session on the database `queue` opened at `path` with `key`
+    /// and `options`, and closes it: on a terminal (standard input is one),
+    /// a prompt per line, the statements kept sealed when `keepsHistory`
+    /// (for this session only on a plaintext database, which the host is
+    /// told); otherwise the lines of standard input as a script. Returns
+    /// whether the session failed, as sqlite3's exit status says: a script
+    /// in which a statement failed, or a session that `.bail on` ended.
+    ///
+    /// - throws: ``DatabaseError`` when the database cannot be read or
+    ///   closed, ``ShellError`` when standard input cannot be read, what
+    ///   ``ShellHistory/sealed(for:key:note:)`` throws.
+    public static func runSession(on queue: DatabaseQueue, path: String, key: DatabaseKey?, options: Database.Options,
+                                  keepsHistory: Bool, host: Host) throws -> Bool {
+        let interactive = isatty(STDIN_FILENO) == 1
+        let shell = try Shell(queue: queue, path: path, key: key, options: options, interactive: interactive, host: host)
+        if interactive {
+            var history = ShellHistory.inMemory()
+            if keepsHistory, let key { history = try ShellHistory.sealed(for: path, key: key, note: host.note) }
+            if keepsHistory && key == nil { host.note("\(path) is plaintext: the history is kept for this session only.") }
+            shell.runInteractive(history: history)
+        } else {
+            try shell.runScript(from: STDIN_FILENO)
+        }
+        try shell.close()
+        return shell.hadError && (!interactive || shell.stoppedByError)
+    }
+
     /// Runs the lines of `descriptor` (standard input that is not a
     /// terminal) as a script, to its end, `.quit`, or the first error with
     /// `.bail on`. ``hadError`` then says whether a statement failed.

@@ -94,8 +94,8 @@ struct SQL: ParsableCommand {
     }
 }
 
-/// Opens the database and runs a ``Shell`` on it: from a terminal, a
-/// prompt per line; otherwise the lines of standard input as a script.
+/// The shell on a database (``Shell/runSession(on:path:key:options:keepsHistory:host:)``),
+/// with what it asks of the command line: `.cipher`'s report, `.rekey`'s new key and routine.
 struct ShellSession {
     let database: String
     let key: DatabaseKey?
@@ -121,17 +121,9 @@ struct ShellSession {
 
     func run() throws {
         let queue = try DatabaseQueue(path: database, key: key, options: options)
-        let interactive = isatty(STDIN_FILENO) == 1
-        let shell = try Shell(queue: queue, path: database, key: key, options: options, interactive: interactive, host: host)
-        if interactive {
-            let history = try keepsHistory && key != nil ? ShellHistory.sealed(for: database, key: key!, note: printError) : ShellHistory.inMemory()
-            if keepsHistory && key == nil { printError("\(database) is plaintext: the history is kept for this session only.") }
-            shell.runInteractive(history: history)
-        } else {
-            try shell.runScript(from: STDIN_FILENO)
+        if try Shell.runSession(on: queue, path: database, key: key, options: options, keepsHistory: keepsHistory, host: host) {
+            throw ExitCode.failure
         }
-        try shell.close()
-        if shell.hadError && (!interactive || shell.stoppedByError) { throw ExitCode.failure }
     }
 
     private var host: Shell.Host {
