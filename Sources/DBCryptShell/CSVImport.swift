@@ -2,17 +2,20 @@ import DBCrypt
 import Foundation
 
 extension Shell {
-    /// `.import FILE TABLE`: the rows of a CSV file into TABLE, in one
-    /// savepoint. A table that does not exist is made with the first row as
-    /// its column names (every column TEXT). A row with fewer fields than
-    /// the table has columns is filled with NULL, one with more loses the
-    /// extra fields: each is one line to the user, and the import goes on.
-    func importCSV(_ file: String, into table: String) throws {
+    /// `.import [--skip N] FILE TABLE`: the rows of a CSV file, past the
+    /// first `skip`, into TABLE, in one savepoint. A table that does not
+    /// exist is made with the first row as its column names (every column
+    /// TEXT); into one that exists, every row is data. A row with fewer
+    /// fields than the table has columns is filled with NULL, one with more
+    /// loses the extra fields: each is one line to the user, and the import
+    /// goes on.
+    func importCSV(_ file: String, into table: String, skipping skip: Int = 0) throws {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ShellError("Cannot read \(file): \(FileManager.default.fileExists(atPath: file) ? "permission denied or not a file" : "no such file").")
         }
         // A byte order mark is not part of the first column's name.
         var records = CSVRecords(Array(data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data))
+        for _ in 0..<skip where records.next() != nil {}
         let quoted = SQLText.quotedName(table)
         try queue.inDatabase { db in
             Interrupts.target(try db.interrupter, seen: interruptsSeen)

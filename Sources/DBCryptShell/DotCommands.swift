@@ -12,7 +12,7 @@ extension Shell {
         ("dump", ".dump [TABLE]", "The database (or one table) as SQL text: plaintext"),
         ("headers", ".headers on|off", "Print column names"),
         ("help", ".help", "This list"),
-        ("import", ".import FILE TABLE", "Insert the rows of a CSV file (its first row names a new table's columns)"),
+        ("import", ".import [--skip N] FILE TABLE", "Insert the rows of a CSV file (its first row names a new table's columns)"),
         ("indexes", ".indexes [TABLE]", "The names of the indexes (of TABLE)"),
         ("mode", ".mode MODE", "Print rows as " + OutputMode.allCases.map(\.rawValue).joined(separator: ", ")),
         ("nullvalue", ".nullvalue TEXT", "Print NULL as TEXT"),
@@ -76,8 +76,15 @@ extension Shell {
                 guard rest.count == 1 else { return fail(".read takes one file name.") }
                 return try read(rest[0])
             case "import":
-                guard rest.count == 2 else { return fail(".import takes a CSV file and a table: .import FILE TABLE.") }
-                try importCSV(rest[0], into: rest[1])
+                var names = rest.filter { $0 != "--csv" }, skip = 0
+                if let flag = names.firstIndex(of: "--skip"), flag + 1 < names.count, let count = Int(names[flag + 1]), count >= 0 {
+                    skip = count
+                    names.removeSubrange(flag...flag + 1)
+                }
+                guard names.count == 2, !names.contains(where: { $0.hasPrefix("--") }) else {
+                    return fail(".import takes a CSV file and a table: .import [--csv] [--skip N] FILE TABLE.")
+                }
+                try importCSV(names[0], into: names[1], skipping: skip)
             case "dump":
                 guard rest.count <= 1 else { return fail(".dump takes at most one table.") }
                 if interactive, output.path == nil, isatty(STDOUT_FILENO) == 1 {

@@ -286,6 +286,11 @@ final class ShellScriptTests: XCTestCase {
         let imported = try shell(".import \(csv) people\n.headers on\n.mode csv\nSELECT * FROM people;\n")
         XCTAssertEqual(imported.status, 0, imported.stderr)
         XCTAssertEqual(imported.stdout, "name,\"age, in years\"\r\nAda,36\r\n\"Grace \"\"Amazing\"\" Hopper\",85\r\n")
+        // Into a table that exists every row is data, as in sqlite3, unless --skip says otherwise.
+        let skipping = try shell(".import --csv --skip 1 \(csv) people\n.import \(csv) people\n.import --skip x \(csv) people\nSELECT count(*) FROM people;\n")
+        XCTAssertEqual(skipping.stdout, "7\n")
+        XCTAssertEqual(skipping.stderr, "dbcrypt: Error: near line 3: .import takes a CSV file and a table: .import [--csv] [--skip N] FILE TABLE.\n")
+        XCTAssertEqual(try shell("DELETE FROM people WHERE rowid > 2;\n").status, 0)
 
         let backup = directory.appendingPathComponent("backup.db").path
         XCTAssertEqual(try shell(".backup \(backup)\n").status, 0)
