@@ -8,10 +8,15 @@ public struct ResultPrinter {
 
     /// A printer for rows read from `db`, in `mode`, with a header line
     /// (where the mode has one) when `headers`, and `nullValue` for NULL.
+    /// With `exactReals`, a real reads back as the same value on every
+    /// engine; without, it is written as the engine's sqlite3 shell writes
+    /// it (15 significant digits before SQLite 3.47).
     ///
     /// - throws: ``DatabaseError`` when `db` cannot be read.
-    public init(mode: OutputMode, headers: Bool, nullValue: [UInt8] = [], reading db: Database) throws {
-        self.init(RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: try RowFormatter.realTextIsExact(in: db)))
+    public init(mode: OutputMode, headers: Bool, nullValue: [UInt8] = [], exactReals: Bool = false, reading db: Database) throws {
+        var formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: try RowFormatter.realTextIsExact(in: db))
+        formatter.writesRealsExactly = exactReals
+        self.init(formatter)
     }
 
     init(_ formatter: RowFormatter) {

@@ -13,6 +13,10 @@ struct RowFormatter {
     /// later): then JSON takes that text, as those shells do; before, the
     /// shell wrote `%!.20g`.
     let realTextIsExact: Bool
+    /// Whether a real is written exactly where the engine's text of it is
+    /// not (before SQLite 3.47: 15 digits): `dbcrypt sql`'s rows, which are
+    /// data; the shell writes what the engine's sqlite3 shell writes.
+    var writesRealsExactly = false
 
     /// The bytes for `rows` under `columns`: nothing at all for no rows, as
     /// the shell prints no headers then. `continuing` says that earlier rows
@@ -28,7 +32,7 @@ struct RowFormatter {
             for row in rows { out += join(row.map(text), "|") + [10] }
         case .csv:
             if headers { out += join(columns.map { csvField(Array($0.utf8)) }, ",") + [13, 10] }
-            for row in rows { out += join(row.map { $0.kind == .null ? nullValue : csvField($0.text) }, ",") + [13, 10] }
+            for row in rows { out += join(row.map { $0.kind == .null ? nullValue : csvField(text($0)) }, ",") + [13, 10] }
         case .json:
             for (index, row) in rows.enumerated() {
                 out += Array((index == 0 ? "[{" : ",\n{").utf8)
@@ -64,7 +68,17 @@ struct RowFormatter {
     }
 
     private func text(_ value: ShellValue) -> [UInt8] {
-        value.kind == .null ? nullValue : value.text
+        switch value.kind {
+        case .null: return nullValue
+        case .real where writesRealsExactly && !realTextIsExact: return exactText(value.real)
+        default: return value.text
+        }
+    }
+
+    /// The engine's 15 digits of `real` when they read back as it, else 17, which always do.
+    private func exactText(_ real: Double) -> [UInt8] {
+        let short = sqlitePrintf("%!.15g", real)
+        return Double(String(decoding: short, as: UTF8.self)) == real ? short : sqlitePrintf("%!.17g", real)
     }
 
     private func join(_ parts: [[UInt8]], _ separator: String) -> [UInt8] {
@@ -93,7 +107,7 @@ struct RowFormatter {
         case .real:
             if value.real == .infinity { return Array("9.0e+999".utf8) }
             if value.real == -.infinity { return Array("-9.0e+999".utf8) }
-            return realTextIsExact ? value.text : sqlitePrintf("%!.20g", value.real)
+            return realTextIsExact ? value.text : writesRealsExactly ? exactText(value.real) : sqlitePrintf("%!.20g", value.real)
         case .text: return jsonString(value.text)
         case .blob:
             // Each byte as a code point, as the shell writes a blob.

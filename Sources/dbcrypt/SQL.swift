@@ -86,7 +86,7 @@ struct SQL: ParsableCommand {
             let db = try Database(path: database, key: databaseKey, options: options)
             try db.closing {
                 try namingDamage(of: database) {
-                    let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, reading: db)
+                    let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, exactReals: true, reading: db)
                     try db.executeScript(sql) { cursor in try printer.print(cursor) { try StandardStreams.write(Data($0)) } }
                 }
             }

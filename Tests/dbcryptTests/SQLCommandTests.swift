@@ -36,6 +36,21 @@ final class SQLCommandTests: XCTestCase {
         XCTAssertEqual(records[3], ["3", "title, \"quoted\" 2", "0.5"])
     }
 
+    /// A real reads back as itself on every engine, in every output (SQLite
+    /// before 3.47 writes 15 digits: 0.3 for 0.1 + 0.2).
+    func testRealsAreWrittenExactly() throws {
+        let select = "SELECT 0.1 + 0.2 AS r, 2.5 AS h, 1e20 AS big"
+        for (format, expected) in [(["--csv"], "r,h,big\r\n0.30000000000000004,2.5,1.0e+20\r\n"),
+                                   ([], "         r            h     big\n-------------------  ---  -------\n0.30000000000000004  2.5  1.0e+20\n")] {
+            let run = try dbcrypt(["sql", path, "--key-env", "KEY"] + format + [select], environment: keyEnvironment)
+            XCTAssertEqual(run.stdout, expected, run.stderr)
+        }
+        // (Foundation's JSONSerialization on Linux reads 0.30000000000000004 as 0.3000000000000001: compared as text.)
+        let json = try dbcrypt(["sql", path, "--key-env", "KEY", "--json", select], environment: keyEnvironment)
+        XCTAssertEqual(json.stdout, "[{\"r\":0.30000000000000004,\"h\":2.5,\"big\":1.0e+20}]\n", json.stderr)
+        XCTAssertEqual(Double("0.30000000000000004"), 0.1 + 0.2)
+    }
+
     func testTableOutputAndScriptsOfSeveralStatements() throws {
         let run = try dbcrypt(["sql", path, "--key-env", "KEY",
                                "INSERT INTO author(name) VALUES ('Linus'); SELECT id, name FROM author ORDER BY id"],
