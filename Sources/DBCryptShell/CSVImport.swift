@@ -15,7 +15,8 @@ extension Shell {
         }
         // A byte order mark is not part of the first column's name.
         var records = CSVRecords(Array(data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data))
-        for _ in 0..<skip where records.next() != nil {}
+        var skipped = 0
+        while skipped < skip, records.next() != nil { skipped += 1 }
         let quoted = SQLText.quotedName(table)
         try queue.inDatabase { db in
             Interrupts.target(try db.interrupter, seen: interruptsSeen)
@@ -24,7 +25,9 @@ extension Shell {
             do {
                 var columns = try Shell.columnNames(of: quoted, in: db).count
                 if columns == 0 {
-                    guard let names = records.next() else { throw ShellError("\(file) is empty: it has no row to name the columns of \(table).") }
+                    guard let names = records.next() else {
+                        throw ShellError("\(file) has no row\(skip > 0 ? " past the \(skipped) skipped" : "") to name the columns of \(table).")
+                    }
                     let definitions = names.fields.map { SQLText.quotedName(String(decoding: $0, as: UTF8.self)) + " TEXT" }
                     try db.execute("CREATE TABLE \(quoted)(\(definitions.joined(separator: ", ")))")
                     columns = names.fields.count

@@ -82,7 +82,7 @@ extension Shell {
                     names.removeSubrange(flag...flag + 1)
                 }
                 guard names.count == 2, !names.contains(where: { $0.hasPrefix("--") }) else {
-                    return fail(".import takes a CSV file and a table: .import [--csv] [--skip N] FILE TABLE.")
+                    return fail(".import takes a CSV file and a table: .import [--skip N] FILE TABLE.")
                 }
                 try importCSV(names[0], into: names[1], skipping: skip)
             case "dump":

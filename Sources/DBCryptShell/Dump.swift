@@ -49,7 +49,9 @@ extension Shell {
         // SQLite 3.15's quote() writes an infinite real as Inf, which SQL does not read back: 9.0e+999 does.
         let values = columns.map { column in
             let name = SQLText.quotedName(column)
-            return "CASE WHEN \(name) = 9e999 THEN '9.0e+999' WHEN \(name) = -9e999 THEN '-9.0e+999' ELSE quote(\(name)) END"
+            // typeof first: in a TEXT column 9e999 compares as the text 'Inf' (and 'inf' under NOCASE).
+            return "CASE WHEN typeof(\(name)) = 'real' AND abs(\(name)) = 9e999 THEN (CASE WHEN \(name) > 0 THEN '9.0e+999' ELSE '-9.0e+999' END) "
+                + "ELSE quote(\(name)) END"
         }.joined(separator: " || ',' || ")
         let cursor = try db.query("SELECT \(values) FROM \(quoted)")
         var text = ""

@@ -255,6 +255,11 @@ final class BadInputCorpusTests: XCTestCase {
         add(["decrypt", "enc.db", "-o", "a.db", "--force", "--force"] + key, 64, "--force is given more than once")
         add(["decrypt", "enc.db", "-o", "a.db", "--output", "b.db"] + key, 64, "--output is given more than once")
         add(["decrypt", "enc.db", "-oa.db", "-ob.db"] + key, 64, "--output is given more than once")
+        // The names come from the command run: a nested one, a default one, one named by its alias.
+        add(["backup", "enc.db", "-o", "a.db", "--output", "b.db"] + key, 64, "--output is given more than once")
+        add(["backup", "continuous", "enc.db", "-o", "a", "--output", "b"] + key, 64, "--output is given more than once")
+        add(["kv", "get", "enc.db", "n", "--store", "a", "--store", "b"] + key, 64, "--store is given more than once")
+        add(["shell", "enc.db", "--history", "--history"] + key, 64, "--history is given more than once")
         return cases
     }
 
