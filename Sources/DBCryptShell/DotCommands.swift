@@ -97,8 +97,12 @@ extension Shell {
                     return fail(".backup takes one file name, and --new-key (asked for, or the --new-key option given) or --plaintext.")
                 }
                 if flags.contains("--plaintext") && interactive { host.note("Note: .backup --plaintext writes a copy anyone who can read it can read.") }
-                let encryption: BackupEncryption = flags.contains("--new-key") ? .using(try host.newKey()) : flags.isEmpty ? .sameAsDatabase : .plaintext
-                try queue.backup(to: files[0], key: encryption)
+                if flags.contains("--new-key") {
+                    let cipher = try queue.inDatabase { $0.cipher } ?? .sqlcipher4
+                    try host.newKey({ $0.mayOpen(files[0], cipher: cipher) }) { try queue.backup(to: files[0], key: .using($0)) }
+                } else {
+                    try queue.backup(to: files[0], key: flags.isEmpty ? .sameAsDatabase : .plaintext)
+                }
             case "cipher":
                 guard rest.isEmpty else { return fail(".cipher takes no argument.") }
                 try output.write(host.cipherReport(key) + "\n")
@@ -229,22 +233,24 @@ extension Shell {
         if try queue.inDatabase({ $0.isInsideTransaction }) {
             throw ShellError("A transaction is open: COMMIT or ROLLBACK it first (.rekey closes the connection).")
         }
-        let replacement = try host.newKey()
-        try queue.close()
-        do {
-            try host.changeKey(current, replacement)
-        } catch {
-            // The file holds one of the two keys: open it again with that one.
+        let cipher = try queue.inDatabase { $0.cipher } ?? .sqlcipher4
+        try host.newKey({ $0.mayOpen(path, cipher: cipher) }) { replacement in
+            try queue.close()
             do {
-                queue = try DatabaseQueue(path: path, key: current, options: options)
+                try host.changeKey(current, replacement)
             } catch {
-                queue = try DatabaseQueue(path: path, key: replacement, options: options)
-                key = replacement
-                try? history.rekey(replacement)
+                // The file holds one of the two keys: open it again with that one.
+                do {
+                    queue = try DatabaseQueue(path: path, key: current, options: options)
+                } catch {
+                    queue = try DatabaseQueue(path: path, key: replacement, options: options)
+                    key = replacement
+                    try? history.rekey(replacement)
+                }
+                throw error
             }
-            throw error
+            try adopt(replacement)
         }
-        try adopt(replacement)
         host.note("Changed the key of \(path).")
     }
 

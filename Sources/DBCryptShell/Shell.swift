@@ -13,8 +13,11 @@ public final class Shell {
     public struct Host {
         /// The file's cipher settings and format under a key, as `dbcrypt info` prints them.
         public var cipherReport: (DatabaseKey?) throws -> String
-        /// The new key of `.rekey`, from where the user said, or asked twice.
-        public var newKey: () throws -> DatabaseKey
+        /// Runs the body (second) with the new key of `.rekey` and `.backup
+        /// --new-key`: from where the user said, or asked twice. A key made
+        /// in a key store for it is removed again when the body throws,
+        /// unless the first closure says the data is encrypted with it.
+        public var newKey: (_ inUse: (DatabaseKey) -> Bool, _ body: (DatabaseKey) throws -> Void) throws -> Void
         /// Changes the key of the closed database from the first key to the
         /// second, with the crash-safe routine.
         public var changeKey: (DatabaseKey, DatabaseKey) throws -> Void
@@ -24,7 +27,8 @@ public final class Shell {
         public var secretVariables: Set<String>
 
         /// Makes a host from its parts.
-        public init(cipherReport: @escaping (DatabaseKey?) throws -> String, newKey: @escaping () throws -> DatabaseKey,
+        public init(cipherReport: @escaping (DatabaseKey?) throws -> String,
+                    newKey: @escaping (_ inUse: (DatabaseKey) -> Bool, _ body: (DatabaseKey) throws -> Void) throws -> Void,
                     changeKey: @escaping (DatabaseKey, DatabaseKey) throws -> Void, note: @escaping (String) -> Void,
                     secretVariables: Set<String>) {
             self.cipherReport = cipherReport

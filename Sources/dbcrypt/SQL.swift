@@ -135,7 +135,10 @@ struct ShellSession {
                 facts += described.facts.map { ($0.name, JSONValue($0.value)) }
                 return Info.render(facts, json: false)
             },
-            newKey: { try newKey.key(prompt: "New key for \(database): ", confirm: true) },
+            newKey: { inUse, body in
+                // A key store holding no key yet gets a new random one, removed again when the work fails.
+                try newKey.newKey(prompt: "New key for \(database): ").using(inUse: inUse, note: printError, body)
+            },
             changeKey: { current, replacement in
                 let opened = try openForReading(database, key: current, options: options)
                 let settings = opened.cipher ?? cipher.settings

@@ -129,8 +129,23 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(rekeyed.status, 0, rekeyed.stderr)
         XCTAssertEqual(try dbcrypt(["sql", path, "--key-kernel-keyring", name, "SELECT 1"]).status, 3)
         XCTAssertEqual(try dbcrypt(["sql", path, "--key-kernel-keyring", "\(name)-2", "SELECT count(*) FROM note"]).status, 0)
-        XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", name]).status, 0)
-        XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", "\(name)-2"]).status, 0)
+
+        // The shell's .rekey and .backup --new-key make a missing key there too; one made for a .backup that fails is removed.
+        func shell(_ key: String, _ newKey: String, _ script: String) throws -> Run {
+            try dbcrypt(["shell", path, "--key-kernel-keyring", key, "--new-key-kernel-keyring", newKey], input: Data(script.utf8))
+        }
+        let rekeyedInShell = try shell("\(name)-2", "\(name)-3", ".rekey\nSELECT count(*) FROM note;\n")
+        XCTAssertEqual(rekeyedInShell.status, 0, rekeyedInShell.stderr)
+        XCTAssertEqual(rekeyedInShell.stdout, "5\n")
+        XCTAssertEqual(try dbcrypt(["sql", path, "--key-kernel-keyring", "\(name)-3", "SELECT 1"]).status, 0)
+        let failed = try shell("\(name)-3", "\(name)-4", ".backup \(path) --new-key\n")
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertTrue(failed.stderr.contains("The key made for this run was removed from the kernel keyring again"), failed.stderr)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--kernel-keyring", "\(name)-4"]).status, 6)
+        let copy = directory.appendingPathComponent("copy.db").path
+        XCTAssertEqual(try shell("\(name)-3", "\(name)-4", ".backup \(copy) --new-key\n").status, 0)
+        XCTAssertEqual(try dbcrypt(["sql", copy, "--key-kernel-keyring", "\(name)-4", "SELECT count(*) FROM note"]).stdout, "count(*)\n--------\n       5\n")
+        for suffix in ["", "-2", "-3", "-4"] { XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", name + suffix]).status, 0) }
     }
 
     func testBadKeyStoresGetOneSentenceAndTheirOwnStatusAndChangeNothing() throws {
