@@ -237,7 +237,7 @@ extension Shell {
         try host.newKey({ $0.mayOpen(path, cipher: cipher) }) { replacement in
             try queue.close()
             do {
-                try host.changeKey(current, replacement)
+                try host.changeKey(current, cipher, replacement)
             } catch {
                 // The file holds one of the two keys: open it again with that one.
                 do {

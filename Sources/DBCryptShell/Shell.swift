@@ -18,9 +18,10 @@ public final class Shell {
         /// in a key store for it is removed again when the body throws,
         /// unless the first closure says the data is encrypted with it.
         public var newKey: (_ inUse: (DatabaseKey) -> Bool, _ body: (DatabaseKey) throws -> Void) throws -> Void
-        /// Changes the key of the closed database from the first key to the
-        /// second, with the crash-safe routine.
-        public var changeKey: (DatabaseKey, DatabaseKey) throws -> Void
+        /// Changes the key of the closed database from the first key, under
+        /// the cipher settings it was open with, to the second, with the
+        /// crash-safe routine.
+        public var changeKey: (DatabaseKey, CipherSettings, DatabaseKey) throws -> Void
         /// Writes one line for the user to standard error.
         public var note: (String) -> Void
         /// The environment variables that hold keys, kept from the pager.
@@ -29,7 +30,7 @@ public final class Shell {
         /// Makes a host from its parts.
         public init(cipherReport: @escaping (DatabaseKey?) throws -> String,
                     newKey: @escaping (_ inUse: (DatabaseKey) -> Bool, _ body: (DatabaseKey) throws -> Void) throws -> Void,
-                    changeKey: @escaping (DatabaseKey, DatabaseKey) throws -> Void, note: @escaping (String) -> Void,
+                    changeKey: @escaping (DatabaseKey, CipherSettings, DatabaseKey) throws -> Void, note: @escaping (String) -> Void,
                     secretVariables: Set<String>) {
             self.cipherReport = cipherReport
             self.newKey = newKey

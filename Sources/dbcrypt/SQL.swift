@@ -139,10 +139,7 @@ struct ShellSession {
                 // A key store holding no key yet gets a new random one, removed again when the work fails.
                 try newKey.newKey(prompt: "New key for \(database): ").using(inUse: inUse, note: printError, body)
             },
-            changeKey: { current, replacement in
-                let opened = try openForReading(database, key: current, options: options)
-                let settings = opened.cipher ?? cipher.settings
-                opened.close()
+            changeKey: { current, settings, replacement in
                 try DatabaseEncryption.changeKey(database, from: current, cipher: settings, to: replacement)
             },
             note: printError,

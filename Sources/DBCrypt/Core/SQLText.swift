@@ -44,6 +44,27 @@ package enum SQLText {
         return index
     }
 
+    /// Whether a comment (`--` or `/*`) starts at `index`.
+    static func commentStarts(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        index + 1 < bytes.count
+            && ((bytes[index] == UInt8(ascii: "-") && bytes[index + 1] == UInt8(ascii: "-"))
+                || (bytes[index] == UInt8(ascii: "/") && bytes[index + 1] == UInt8(ascii: "*")))
+    }
+
+    /// For a quoted name (`"`, `` ` ``, `[`) or a string that starts at
+    /// `index`, the index past its closing quote, or the end of `bytes`
+    /// (a doubled quote inside ends one run and starts the next, which
+    /// copying joins up again).
+    static func quotedRunEnd(_ bytes: UnsafeBufferPointer<UInt8>, from index: Int) -> Int {
+        let closing = bytes[index] == UInt8(ascii: "[") ? UInt8(ascii: "]") : bytes[index]
+        var end = index + 1
+        while end < bytes.count {
+            end += 1
+            if bytes[end - 1] == closing { break }
+        }
+        return end
+    }
+
     /// The first keyword of the statement in `bytes`, upper-cased, after any
     /// leading whitespace and comments ("" when there is none).
     static func firstKeyword(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
@@ -89,14 +110,10 @@ package enum SQLText {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0
-        func copy(until closing: UInt8) {
-            output.append(bytes[index])
-            index += 1
-            while index < bytes.count {
-                output.append(bytes[index])
-                index += 1
-                if bytes[index - 1] == closing { return }
-            }
+        func copyQuotedRun() {
+            let end = quotedRunEnd(bytes, from: index)
+            output.append(contentsOf: bytes[index..<end])
+            index = end
         }
         while index < bytes.count {
             switch bytes[index] {
@@ -116,11 +133,8 @@ package enum SQLText {
                 while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += 1 }
                 index += 1
                 output.append(contentsOf: "\"<redacted>\"".utf8)
-            case UInt8(ascii: "\"") where isSQL: copy(until: UInt8(ascii: "\""))
-            case UInt8(ascii: "`") where isSQL: copy(until: UInt8(ascii: "`"))
-            case UInt8(ascii: "[") where isSQL: copy(until: UInt8(ascii: "]"))
-            case UInt8(ascii: "-") where isSQL && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"),
-                 UInt8(ascii: "/") where isSQL && index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+            case UInt8(ascii: "\"") where isSQL, UInt8(ascii: "`") where isSQL, UInt8(ascii: "[") where isSQL: copyQuotedRun()
+            case _ where isSQL && commentStarts(bytes, at: index):
                 let end = skipSpaceAndComments(bytes, from: index)
                 output.append(contentsOf: bytes[index..<end])
                 index = end
@@ -142,28 +156,17 @@ package enum SQLText {
         bytes.withUnsafeBufferPointer { buffer in
             var index = 0
             while index < buffer.count {
-                let byte = buffer[index]
-                if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "`") || byte == UInt8(ascii: "[") {
-                    let closing = byte == UInt8(ascii: "[") ? UInt8(ascii: "]") : byte
-                    output.append(byte)
+                if [UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "[")].contains(buffer[index]) {
+                    let end = quotedRunEnd(buffer, from: index)
+                    output.append(contentsOf: buffer[index..<end])
+                    index = end
+                } else if commentStarts(buffer, at: index) {
+                    output.append(32)
+                    index = skipSpaceAndComments(buffer, from: index)
+                } else {
+                    output.append(buffer[index])
                     index += 1
-                    while index < buffer.count {
-                        output.append(buffer[index])
-                        index += 1
-                        if buffer[index - 1] == closing { break }
-                    }
-                    continue
                 }
-                let isComment = index + 1 < buffer.count
-                    && ((byte == UInt8(ascii: "-") && buffer[index + 1] == UInt8(ascii: "-"))
-                        || (byte == UInt8(ascii: "/") && buffer[index + 1] == UInt8(ascii: "*")))
-                guard isComment else {
-                    output.append(byte)
-                    index += 1
-                    continue
-                }
-                output.append(32)
-                index = skipSpaceAndComments(buffer, from: index)
             }
         }
         return String(decoding: output, as: UTF8.self)
