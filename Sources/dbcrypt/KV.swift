@@ -103,12 +103,14 @@ struct KV: ParsableCommand {
     struct Passwd: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change the store's passphrase (at once, whatever the store's size).")
         @OptionGroup var store: StoreOptions
-        @OptionGroup var newStoreKey: NewStoreKeyOptions
+        @OptionGroup var newStoreKey: KeySource<NewStoreKeyRole>
 
         func run() throws {
             try store.open(writes: true) { sealed in
-                try sealed.changeCredential(to: newStoreKey.credential(store: store.name))
-                try StandardStreams.say("Changed the passphrase of store \"\(store.name)\".")
+                let made = try newStoreKey.withStoreCredential(prompt: "New passphrase of store \(store.name): ", isNew: true,
+                                                                inUse: sealed.opens(with:)) { try sealed.changeCredential(to: $0) }
+                let keptIn = made.map { ", a new key kept in \($0.store.name) as \($0.name)" } ?? ""
+                try StandardStreams.say("Changed the passphrase of store \"\(store.name)\"\(keptIn).")
             }
         }
     }
@@ -149,9 +151,7 @@ struct StoreOptions: ParsableArguments {
                     try SealedStore.withStore(named: name, inDatabaseAt: database, key: dbKey, options: options, create: create,
                                               initialEntry: initialEntry, rolledBack: { noteRolledBack(database) },
                                               credential: { isNew, storeExists, use in
-                        let (credential, madeKey) = try storeKey.credential(store: name, isNew: isNew)
-                        guard let madeKey else { return try use(credential) }
-                        try madeKey.using(inUse: { _ in storeExists() }, note: printError) { _ in try use(credential) }
+                        try storeKey.withStoreCredential(prompt: "Passphrase of store \(name): ", isNew: isNew, inUse: { _ in storeExists() }, use)
                     }, body)
                 }
             } catch SealError.noSuchStore(name) where !create {

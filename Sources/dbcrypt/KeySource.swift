@@ -31,6 +31,11 @@ enum StoreKeyRole: KeyRole {
     static let prefix = "store-key-", what = "the store's passphrase", made = " (made there for a new store)"
 }
 
+/// The new passphrase or key of `kv passwd`.
+enum NewStoreKeyRole: KeyRole {
+    static let prefix = "new-store-key-", what = "the new passphrase", made = ", made there when there is none"
+}
+
 /// Where a key comes from: an environment variable, a file, a key store, or
 /// else the terminal. There is deliberately no option that takes the key
 /// itself: arguments are visible to every user of the machine.
@@ -120,35 +125,25 @@ extension KeySource where Role == DatabaseKeyRole {
     }
 }
 
-extension KeySource where Role == StoreKeyRole {
-    /// The store's credential (asked twice on a terminal when `isNew`); a
-    /// new store whose key store holds no key gets a new random one there,
-    /// removed again when the command fails (``NewKey/using(inUse:note:_:)``).
-    func credential(store: String, isNew: Bool) throws -> (credential: StoreCredential, key: NewKey?) {
-        if let item = try storeItem {
-            let key = isNew ? try NewKey(madeIfMissingIn: item, note: printError) : NewKey(try item.load())
-            return (try StoreCredential(key.key), key)
+extension KeySource {
+    /// Runs `body` with a sealed store's passphrase or key, asked for with
+    /// `prompt` on a terminal (twice when `isNew`). When `isNew`, a key
+    /// store holding no key yet gets a new random one, removed again if
+    /// `body` fails, unless `inUse` says the store is sealed under it after all.
+    ///
+    /// - returns: the key store item a new key was made in, if one was.
+    @discardableResult
+    func withStoreCredential(prompt: String, isNew: Bool, inUse: (StoreCredential) -> Bool,
+                             _ body: (StoreCredential) throws -> Void) throws -> KeyStoreItem? {
+        guard let item = try storeItem else {
+            let input = try input(prompt: prompt, confirm: isNew)
+            try body(try namingOptions(Role.prefix) { try input.withText { try StoreCredential(keyText: $0, source: input.description) } })
+            return nil
         }
-        return (try StoreCredential.read(input(prompt: "Passphrase of store \(store): ", confirm: isNew), options: Role.prefix), nil)
-    }
-}
-
-/// Where the new passphrase of `kv passwd` comes from.
-struct NewStoreKeyOptions: ParsableArguments {
-    @Option(name: .customLong("new-store-key-env"), help: ArgumentHelp("Read the new passphrase from this environment variable.", valueName: "NAME"))
-    var environment: String?
-
-    @Option(name: .customLong("new-store-key-file"), help: ArgumentHelp("Read the new passphrase from this file.", valueName: "PATH"))
-    var file: String?
-
-    func validate() throws {
-        if environment != nil && file != nil { throw ValidationError("Give --new-store-key-env or --new-store-key-file, not both.") }
-    }
-
-    /// The new credential, asked twice on a terminal.
-    func credential(store: String) throws -> StoreCredential {
-        try StoreCredential.read(.given(environment: environment, file: file, prompt: "New passphrase of store \(store): ", confirm: true),
-                                 options: "new-store-key-")
+        let key = isNew ? try NewKey(madeIfMissingIn: item, note: printError) : NewKey(try item.load())
+        let credential = try StoreCredential(key.key)
+        try key.using(inUse: { _ in inUse(credential) }, note: printError) { _ in try body(credential) }
+        return key.madeIn
     }
 }
 
@@ -157,14 +152,6 @@ extension KeyInput {
     /// what it quotes escaped (``displayed(_:limit:)``).
     static func given(environment: String?, file: String?, prompt: String, confirm: Bool) -> KeyInput {
         environment.map { .environment($0) } ?? file.map { .file($0) } ?? .terminal(prompt: displayed(prompt), confirm: confirm)
-    }
-}
-
-extension StoreCredential {
-    /// The passphrase or key `input` gives (``init(keyText:source:)``), its
-    /// errors worded with the options `--<prefix>env` and `--<prefix>file`.
-    static func read(_ input: KeyInput, options prefix: String) throws -> StoreCredential {
-        try namingOptions(prefix) { try input.withText { try StoreCredential(keyText: $0, source: input.description) } }
     }
 }
 

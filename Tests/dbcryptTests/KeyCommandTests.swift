@@ -148,6 +148,27 @@ final class KeyCommandTests: XCTestCase {
         for suffix in ["", "-2", "-3", "-4"] { XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", name + suffix]).status, 0) }
     }
 
+    /// `kv passwd` takes its new key from a key store as every key option
+    /// group does, and makes a missing one there.
+    func testKVPasswdMovesAStoreToAKeyMadeInTheKernelKeyring() throws {
+        let name = "kv-\(UUID().uuidString.prefix(8))"
+        let directory = try makeTemporaryDirectory(self)
+        try makeDatabase(directory.appendingPathComponent("app.db").path, schema: "CREATE TABLE t(x)").close()
+        func kv(_ arguments: [String], input: String? = nil) throws -> Run {
+            try dbcrypt(["kv"] + arguments + ["--key-env", "KEY"], environment: keyEnvironment, in: directory, input: input.map { Data($0.utf8) })
+        }
+        XCTAssertEqual(try kv(["set", "app.db", "token", "--create", "--store-key-env", "STORE"], input: "s3cret").status, 0)
+        let moved = try kv(["passwd", "app.db", "--store-key-env", "STORE", "--new-store-key-kernel-keyring", name])
+        XCTAssertEqual(moved.status, 0, moved.stderr)
+        XCTAssertEqual(moved.stdout, "Changed the passphrase of store \"default\", a new key kept in the kernel keyring as dbcrypt:\(name).\n")
+        XCTAssertEqual(try kv(["get", "app.db", "token", "--store-key-kernel-keyring", name]).stdout, "s3cret")
+        XCTAssertEqual(try kv(["get", "app.db", "token", "--store-key-env", "STORE"]).status, 3)
+        // And back to a passphrase; the key stays in the keyring until deleted.
+        XCTAssertEqual(try kv(["passwd", "app.db", "--store-key-kernel-keyring", name, "--new-store-key-env", "NEW_STORE"]).status, 0)
+        XCTAssertEqual(try kv(["get", "app.db", "token", "--store-key-env", "NEW_STORE"]).stdout, "s3cret")
+        XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", name]).status, 0)
+    }
+
     func testBadKeyStoresGetOneSentenceAndTheirOwnStatusAndChangeNothing() throws {
         let (session, bus) = try keyringSession()
         let directory = try makeTemporaryDirectory(self)

@@ -116,6 +116,14 @@ public final class SealedStore: Sendable {
         throw SealError.wrongCredential(reason: "store \"\(store)\" changed its passphrase again and again while it was being opened")
     }
 
+    /// Whether `credential` opens the store now; after a
+    /// ``changeCredential(to:keyDerivation:)`` that threw, whether the change
+    /// was made after all. Derives the key, so takes as long as opening.
+    public func opens(with credential: StoreCredential) -> Bool {
+        guard let header = try? writer.read({ db in try StoreSchema.header(db, store: self.name) }) else { return false }
+        return (try? Self.open(header, credential: credential, writer: writer, store: name)) != nil
+    }
+
     /// Unwraps the name key and every data key of `header`'s store with `kek`.
     static func keys(_ header: StoreSchema.Header, kek: SealingKey, db: Database, store: String) throws -> StoreKeys {
         let nameKey = try StoreKeys.unwrap(header.wrappedNameKey, kek: kek, context: StoreKeys.nameKeyContext(header.storeID), id: 0)
