@@ -1,14 +1,3 @@
-/// What a decryption or a recovery wrote.
-public struct DecryptionSummary: Sendable {
-    /// Pages in the plaintext file.
-    public let pageCount: Int
-    /// How many of them came from committed frames of the `-wal` file.
-    public let pagesFromLog: Int
-    /// Pages written as zeros because they did not authenticate or were
-    /// missing (a recovery only; a decryption refuses such a file).
-    public let zeroedPages: [Int]
-}
-
 extension EncryptedDatabaseFile {
     /// Writes the database as a plaintext SQLite file that any SQLite reads:
     /// every page decrypted and authenticated, the transactions committed in

@@ -59,8 +59,7 @@ public enum SQLCipherFormatError: Error, Equatable, Sendable, CustomStringConver
 
     /// "page 3", "pages 1, 7", or the first eight page numbers and how many more.
     public static func list(_ pages: [Int]) -> String {
-        let shown = pages.prefix(8).map(String.init).joined(separator: ", ")
-        return pages.count > 8 ? "pages \(shown) and \(pages.count - 8) more" : (pages.count == 1 ? "page \(shown)" : "pages \(shown)")
+        PageList.described(pages)
     }
 }
 

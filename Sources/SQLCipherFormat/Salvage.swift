@@ -1,17 +1,5 @@
 import Foundation
 
-/// What a salvage rebuilt, and what it could not.
-public struct SalvageReport: Sendable {
-    /// The pages read: how many, and which did not authenticate and were lost.
-    public let pages: DecryptionSummary
-    /// The tables rebuilt and their row counts, in schema order.
-    public fileprivate(set) var tables: [(name: String, rows: Int)] = []
-    /// Rows put in `lost_and_found`: rows whose table could not be told.
-    public fileprivate(set) var orphans = 0
-    /// What could not be rebuilt, one sentence each.
-    public fileprivate(set) var notes: [String] = []
-}
-
 extension EncryptedDatabaseFile {
     /// Salvages what authenticates of a damaged database into `destination`:
     /// every page that authenticates is decrypted into `scratch` (a file
@@ -27,7 +15,7 @@ extension EncryptedDatabaseFile {
     public func salvage(into destination: some SalvageDestination, scratch: String,
                         progress: (@Sendable (JobProgress) -> Void)? = nil, cancellation: JobCancellation? = nil) throws -> SalvageReport {
         defer { unlink(scratch) }
-        var report = SalvageReport(pages: try recoverPages(to: scratch, progress: progress, cancellation: cancellation))
+        var report = SalvageReport(pages: try recoverPages(to: scratch, progress: progress, cancellation: cancellation), authenticated: settings.usesHMAC)
         let scanner = try PageScanner(path: scratch)
         let schema = (try? scanner.schema()) ?? []
         try destination.execute("BEGIN", [])

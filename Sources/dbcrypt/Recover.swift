@@ -27,30 +27,12 @@ struct Recover: ParsableCommand, DatabaseFileCommand {
     func run() throws {
         try reportingErrors {
             try requireEncrypted()
-            let file = try PageReaderFallback.open(EncryptedDatabaseFile.self, database, key: key.key(prompt: "Key for \(database): "), cipher: settings)
             var options = ExportOptions()
             options.replaceExisting = plaintext.force
-            var report: SalvageReport?
-            try DatabaseEncryption.replaceFile(at: plaintext.output, source: database, options: options, write: { newFile in
-                let db = try Database(path: newFile)
-                defer { db.close() }
-                report = try file.salvage(into: SalvageConnection(db), scratch: newFile + "-pages")
-            }, check: PageReaderFallback.checkPlaintext)
-            guard let report else { return }
-            var lines = ["Recovered \(database) to \(plaintext.output):"]
-            lines += report.tables.map { "  \($0.name): \($0.rows) rows" }
-            if report.orphans > 0 { lines.append("  lost_and_found: \(report.orphans) rows whose table could not be told") }
-            lines += report.notes.map { "  note: \($0)" }
-            let (zeroed, pageCount) = (report.pages.zeroedPages, report.pages.pageCount)
-            if !zeroed.isEmpty {
-                lines.append("\(zeroed.count) of \(pageCount) pages did not authenticate and were lost (\(SQLCipherFormatError.list(zeroed))).")
-            } else if file.settings.usesHMAC {
-                lines.append("Every one of the \(pageCount) pages authenticated.")
-            } else {
-                // Nothing vouches for pages without an HMAC: they are not called authentic.
-                lines.append("Every one of the \(pageCount) pages decrypted; SQLCipher 1 pages carry no HMAC, so whether they were altered cannot be verified.")
-            }
-            try StandardStreams.say(lines.joined(separator: "\n"))
+            options.progress = ProgressBar.callback(label: "Recovering", pageSize: settings.effectivePageSize)
+            let report = try DatabaseEncryption.recover(database, key: key.key(prompt: "Key for \(database): "), cipher: settings, to: plaintext.output,
+                                                        reader: EncryptedDatabaseFile.self, options: options)
+            try StandardStreams.say("Recovered \(database) to \(plaintext.output):\n\(report)")
         }
     }
 }

@@ -37,6 +37,36 @@ final class SalvageTests: XCTestCase {
         XCTAssertLessThan(kept, expected.count)
     }
 
+    /// The library's routine: a damaged file salvaged into a checked
+    /// plaintext database put in place, its report naming the page lost;
+    /// an output that exists and a wrong key refused, nothing written.
+    func testDatabaseEncryptionRecoverSalvagesIntoACheckedFile() throws {
+        let path = try makeDatabase(self, rows: 400)
+        let expected = try rowsThroughSQLCipher(path).count
+        try flip(path, at: Int64(4096 * 5 + 10), mask: 0xff)
+        let output = path + ".rescued"
+        let report = try DatabaseEncryption.recover(path, key: fixtureKey, to: output, reader: EncryptedDatabaseFile.self)
+        XCTAssertEqual(report.pages.zeroedPages, [6])
+        XCTAssertTrue(report.description.hasSuffix("1 of \(report.pages.pageCount) pages did not authenticate and were lost (page 6)."),
+                      report.description)
+        let rows = try XCTUnwrap(report.tables.first { $0.name == "t" }).rows
+        XCTAssertGreaterThan(rows, expected - 20)
+        XCTAssertLessThan(rows, expected)
+        let db = try Database(path: output)
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM t"), rows)
+        XCTAssertEqual(try db.integrityProblems(), [])
+        db.close()
+
+        XCTAssertThrowsError(try DatabaseEncryption.recover(path, key: fixtureKey, to: output, reader: EncryptedDatabaseFile.self)) {
+            guard case DatabaseError.destinationExists = $0 else { return XCTFail("\($0)") }
+        }
+        let elsewhere = path + ".wrong-key"
+        XCTAssertThrowsError(try DatabaseEncryption.recover(path, key: .named("not the key"), to: elsewhere, reader: EncryptedDatabaseFile.self)) {
+            XCTAssertEqual(($0 as? any DBCryptError)?.category, .wrongKey, "\($0)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: elsewhere))
+    }
+
     /// A record whose serial type is a negative 9-byte varint (found by the fuzzer) is not a record.
     func testARecordWithANegativeSerialTypeIsRefused() {
         XCTAssertNil(PageScanner.record([10] + [UInt8](repeating: 0xff, count: 9)))

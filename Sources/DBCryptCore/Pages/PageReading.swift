@@ -8,7 +8,7 @@
 /// options.pageReader = EncryptedDatabaseFile.self
 /// let how = try DatabaseEncryption.decrypt("old.db", key: key, to: "plain.db", options: options)
 /// ```
-public protocol PageReading: AnyObject {
+public protocol PageReading: AnyObject, SendableMetatype {
     /// Opens `path` with `key`, trying `settings`, or the standard ones when
     /// nil; `salt` is the salt of a file with a plaintext header.
     ///
@@ -54,4 +54,15 @@ public protocol PageReading: AnyObject {
     /// - throws: an error whose category is ``DBCryptErrorCategory/damaged``
     ///   for pages that do not authenticate; others for files that cannot be read or written.
     func writePlaintext(to output: String, progress: (@Sendable (JobProgress) -> Void)?, cancellation: JobCancellation?) throws
+
+    /// Rebuilds what authenticates of a damaged database in `destination`,
+    /// a new empty database: each table with the rows its b-tree still
+    /// reaches, rows whose table cannot be told in `lost_and_found`, through
+    /// `scratch`, a file of the authentic pages that is removed after.
+    ///
+    /// - throws: an error whose category is ``DBCryptErrorCategory/exists``
+    ///   when `scratch` exists; others for files that cannot be read or
+    ///   written, ``DBCryptErrorCategory/cancelled``, and what `destination` throws.
+    func salvage(into destination: some SalvageDestination, scratch: String, progress: (@Sendable (JobProgress) -> Void)?,
+                 cancellation: JobCancellation?) throws -> SalvageReport
 }
