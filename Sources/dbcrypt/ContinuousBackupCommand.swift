@@ -83,14 +83,8 @@ struct ContinuousBackupCommand: ParsableCommand {
         options.shipped = { Self.report($0) }
         let stop = DispatchSemaphore(value: 0)
         options.failed = { error in
-            // The database replaced, or another writer at the destination, ends the
-            // backup: stop() says so, and the status is not 0.
-            switch error {
-            case BackupError.databaseReplaced, BackupError.destinationInUse:
-                stop.signal()
-                return
-            default: break
-            }
+            // An error that ends the backup is what stop() throws: the status is not 0.
+            if (error as? BackupError)?.endsContinuousBackup == true { stop.signal(); return }
             // A receipt not written is said; the backup goes on.
             if case BackupError.receiptNotWritten = error { return printError("\(error)") }
             printError("\(error) Trying again in \(interval ?? 1) s.")

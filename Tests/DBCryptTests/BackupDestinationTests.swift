@@ -104,7 +104,11 @@ final class BackupDestinationTests: XCTestCase {
         let failures = Mutex<[String]>([])
         var options = ContinuousBackup.Options()
         options.interval = .milliseconds(5)
-        options.failed = { error in failures.withLock { $0.append("\(error)") } }
+        let ends = Mutex<[Bool]>([])
+        options.failed = { error in
+            failures.withLock { $0.append("\(error)") }
+            ends.withLock { $0.append((error as? BackupError)?.endsContinuousBackup == true) }
+        }
         let backup = try ContinuousBackup(path: path, key: key, storage: storage, options: options)
 
         let other = dir.appendingPathComponent("other.db").path
@@ -115,6 +119,7 @@ final class BackupDestinationTests: XCTestCase {
 
         XCTAssertTrue(waitUntil(timeout: 10) { !failures.withLock { $0 }.isEmpty }, "the backup did not notice")
         XCTAssertEqual(failures.withLock { $0 }, [BackupError.databaseReplaced(path: path).description])
+        XCTAssertEqual(ends.withLock { $0 }, [true], "the error says that the backup ended")
         XCTAssertThrowsError(try backup.shipNow()) { error in
             XCTAssertEqual(error as? BackupError, .databaseReplaced(path: path))
         }

@@ -98,4 +98,15 @@ extension BackupError: DBCryptError {
         case .notAReceipt: .misuse
         }
     }
+
+    /// Whether this error, given to ``ContinuousBackup/Options/failed``,
+    /// ended the backup for good (its database's path names another file,
+    /// or another writer took the destination), rather than failing one
+    /// round that the next tries again.
+    public var endsContinuousBackup: Bool {
+        switch self {
+        case .databaseReplaced, .destinationInUse: true
+        default: false
+        }
+    }
 }
