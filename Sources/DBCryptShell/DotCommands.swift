@@ -14,7 +14,8 @@ extension Shell {
         ("help", ".help", "This list"),
         ("import", ".import [--skip N] FILE TABLE", "Insert the rows of a CSV file (its first row names a new table's columns)"),
         ("indexes", ".indexes [TABLE]", "The names of the indexes (of TABLE)"),
-        ("mode", ".mode MODE", "Print rows as " + OutputMode.allCases.map(\.rawValue).joined(separator: ", ")),
+        ("mode", ".mode [MODE] [--escape E]", "Print rows as " + OutputMode.allCases.map(\.rawValue).joined(separator: ", ")
+            + "; control characters as ^[ (ascii, the default), symbols (symbol) or as they are (off)"),
         ("nullvalue", ".nullvalue TEXT", "Print NULL as TEXT"),
         ("once", ".once FILE", "Write the next statement's rows to FILE (plaintext)"),
         ("output", ".output [FILE]", "Write rows to FILE (plaintext), or to standard output again"),
@@ -46,12 +47,25 @@ extension Shell {
                 let width = Self.commands.map(\.usage.count).max() ?? 0
                 try output.write(Self.commands.map { $0.usage.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.help + "\n" }.joined())
             case "mode":
-                if rest.isEmpty { try output.write("current output mode: \(mode.rawValue)\n"); return .proceed }
-                guard rest.count == 1, let chosen = OutputMode(rawValue: rest[0].lowercased()) else {
-                    return fail(".mode takes one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")).")
+                if rest.isEmpty {
+                    try output.write("current output mode: \(mode.rawValue)\(escape == .ascii ? "" : " --escape \(escape.rawValue)")\n")
+                    return .proceed
                 }
-                mode = chosen
-            case "headers": headers = try Self.flag(rest, name)
+                var words = rest[...], chosenEscape = escape
+                if let flag = words.firstIndex(of: "--escape") {
+                    guard flag + 1 < words.endIndex, let named = OutputEscape(rawValue: words[flag + 1].lowercased()) else {
+                        return fail(".mode --escape takes one of: \(OutputEscape.allCases.map(\.rawValue).joined(separator: ", ")).")
+                    }
+                    chosenEscape = named
+                    words.removeSubrange(flag...flag + 1)
+                }
+                let chosen = words.first.map { OutputMode(rawValue: $0.lowercased()) } ?? mode
+                guard words.count <= 1, let chosen else {
+                    return fail(".mode takes one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")), and --escape ascii|symbol|off.")
+                }
+                (mode, escape) = (chosen, chosenEscape)
+                if !headersGiven { headers = chosen.isColumnar }
+            case "headers": (headers, headersGiven) = (try Self.flag(rest, name), true)
             case "bail": bail = try Self.flag(rest, name)
             case "timer": timer = try Self.flag(rest, name)
             case "changes": showsChanges = try Self.flag(rest, name)
@@ -191,7 +205,7 @@ extension Shell {
 
     /// `.tables` and `.indexes`: names in columns across 80 characters, as the sqlite3 shell lays them.
     private func listNames(indexes: Bool, matching pattern: String?) throws {
-        let names: [String] = try queue.inDatabase { db in
+        let found: [String] = try queue.inDatabase { db in
             if indexes {
                 return try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'index' AND (?1 IS NULL OR tbl_name LIKE ?1) ORDER BY name", [pattern])
             }
@@ -200,7 +214,8 @@ extension Shell {
                 AND (?1 IS NULL OR name LIKE ?1) ORDER BY name
                 """, [pattern])
         }
-        guard !names.isEmpty else { return }
+        guard !found.isEmpty else { return }
+        let names: [String] = found.map(escape.apply)
         let width = names.map(\.count).max()!
         let columns = max(1, 80 / (width + 2))
         let rows = (names.count + columns - 1) / columns
@@ -220,7 +235,7 @@ extension Shell {
                 AND (?1 IS NULL OR tbl_name LIKE ?1 OR name LIKE ?1) ORDER BY tbl_name, type DESC, name
                 """, [pattern])
         }
-        try output.write(statements.map { $0 + ";\n" }.joined())
+        try output.write(statements.map { escape.apply($0) + ";\n" }.joined())
     }
 }
 

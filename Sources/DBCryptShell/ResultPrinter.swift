@@ -10,12 +10,15 @@ public struct ResultPrinter {
     /// (where the mode has one) when `headers`, and `nullValue` for NULL.
     /// With `exactReals`, a real reads back as the same value on every
     /// engine; without, it is written as the engine's sqlite3 shell writes
-    /// it (15 significant digits before SQLite 3.47).
+    /// it (15 significant digits before SQLite 3.47). Control characters
+    /// in values and names are written as `escape` says (`^[` by default).
     ///
     /// - throws: ``DatabaseError`` when `db` cannot be read.
-    public init(mode: OutputMode, headers: Bool, nullValue: [UInt8] = [], exactReals: Bool = false, reading db: Database) throws {
+    public init(mode: OutputMode, headers: Bool, nullValue: [UInt8] = [], exactReals: Bool = false, escape: OutputEscape = .ascii,
+                reading db: Database) throws {
         var formatter = RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: try RowFormatter.realTextIsExact(in: db))
         formatter.writesRealsExactly = exactReals
+        formatter.escape = escape
         self.init(formatter)
     }
 

@@ -9,6 +9,9 @@ struct RowFormatter {
     let mode: OutputMode
     let headers: Bool
     let nullValue: [UInt8]
+    /// How control characters in values and column names are written
+    /// (JSON escapes its own).
+    var escape: OutputEscape = .ascii
     /// Whether the engine writes a real as text exactly (SQLite 3.47 and
     /// later): then JSON takes that text, as those shells do; before, the
     /// shell wrote `%!.20g`.
@@ -25,11 +28,12 @@ struct RowFormatter {
     func format(columns: [String], rows: [[ShellValue]], continuing: Bool = false) -> [UInt8] {
         guard !rows.isEmpty else { return [] }
         let headers = headers && !continuing
+        let names = columns.map { escape.apply(Array($0.utf8)) }
         var out: [UInt8] = []
         switch mode {
         case .list:
-            if headers { out += join(columns.map { Array($0.utf8) }, "|") + [10] }
-            for row in rows { out += join(row.map(text), "|") + [10] }
+            if headers { out += join(names, "|") + [10] }
+            for row in rows { out += join(row.map { escape.apply(text($0)) }, "|") + [10] }
         case .csv:
             if headers { out += join(columns.map { csvField(Array($0.utf8)) }, ",") + [13, 10] }
             for row in rows { out += join(row.map { $0.kind == .null ? nullValue : csvField(text($0)) }, ",") + [13, 10] }
@@ -44,19 +48,23 @@ struct RowFormatter {
             }
             if !rows.isEmpty { out += Array("]\n".utf8) }
         case .line:
-            let width = columns.map(\.count).max() ?? 0
+            let labels = names.map { String(decoding: $0, as: UTF8.self) }
+            let width = labels.map(\.count).max() ?? 0
             for (index, row) in rows.enumerated() {
                 if index > 0 || continuing { out.append(10) }
-                for (name, value) in zip(columns, row) {
+                for (name, value) in zip(labels, row) {
                     let label = String(repeating: " ", count: width - name.count) + name + ": "
-                    let lines = split(lines: text(value))
+                    let lines = split(lines: escape.apply(text(value)))
                     out += Array(label.utf8) + lines[0] + [10]
                     for more in lines.dropFirst() { out += Array(String(repeating: " ", count: label.count).utf8) + more + [10] }
                 }
             }
         case .column, .table, .box, .markdown:
+            // A carriage return before a newline ends a line of the cell with it.
+            let cell = { (value: ShellValue) in escape.apply(text(value).replacing([13, 10], with: [10])) }
             out = ColumnLayout(mode: mode, headers: headers).render(
-                columns: columns, rows: rows.map { $0.map { (lines: split(lines: expandingTabs(text($0))), right: $0.isNumber) } })
+                columns: names.map { String(decoding: $0, as: UTF8.self) },
+                rows: rows.map { $0.map { (lines: split(lines: expandingTabs(cell($0))), right: $0.isNumber) } })
         }
         return out
     }
@@ -87,12 +95,13 @@ struct RowFormatter {
 
     /// A CSV field as the sqlite3 shell writes it: quoted when it is empty
     /// or holds a control character, a space, a quote of either kind, a
-    /// comma or any byte past ASCII; inner double quotes doubled.
+    /// comma or any byte past ASCII; inner double quotes doubled; control
+    /// characters then escaped.
     private func csvField(_ bytes: [UInt8]) -> [UInt8] {
         let needsQuotes = bytes.isEmpty || bytes.contains { $0 < 0x21 || $0 == 0x22 || $0 == 0x27 || $0 == 0x2C || $0 >= 0x7F }
         guard needsQuotes else { return bytes }
         var out: [UInt8] = [0x22]
-        for byte in bytes {
+        for byte in escape.apply(bytes) {
             out.append(byte)
             if byte == 0x22 { out.append(0x22) }
         }

@@ -52,7 +52,13 @@ public final class Shell {
     let interactive: Bool
     var mode: OutputMode
     var headers: Bool
+    /// Whether `.headers` was given: then `.mode` leaves `headers` alone;
+    /// until then each mode brings its own, as in sqlite3 3.53 (on for the
+    /// column modes, off for the others).
+    var headersGiven = false
     var nullValue: [UInt8] = []
+    /// How control characters from the database are printed (`.mode ... --escape`).
+    var escape = OutputEscape.ascii
     var bail = false
     var timer = false
     var showsChanges = false
@@ -160,7 +166,7 @@ public final class Shell {
             if held != nil { held! += bytes } else { try output.write(bytes) }
         }
         do {
-            let printer = ResultPrinter(RowFormatter(mode: mode, headers: headers, nullValue: nullValue, realTextIsExact: realTextIsExact))
+            let printer = ResultPrinter(RowFormatter(mode: mode, headers: headers, nullValue: nullValue, escape: escape, realTextIsExact: realTextIsExact))
             let changes = try queue.inDatabase { db -> (Int, Int) in
                 // Ctrl-C (in an interactive session) stops this statement.
                 Interrupts.target(try db.interrupter, seen: interruptsSeen)

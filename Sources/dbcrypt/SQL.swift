@@ -15,7 +15,8 @@ struct SQL: ParsableCommand {
 
             SQL given as an argument runs statement by statement; the rows print in columns \
             under their names, or as JSON or CSV on request, as the sqlite3 shell prints them \
-            in those modes. Without SQL, standard input is run as a script, as sqlite3 runs \
+            in those modes; on a terminal, control characters print as ^[ (to a file or a \
+            pipe, as they are). Without SQL, standard input is run as a script, as sqlite3 runs \
             one: dot-commands too (.help lists them), rows in list mode, exit status 1 if any \
             statement failed. On a terminal the shell starts: line editing, Tab completion, \
             Ctrl-C stops a statement; a statement runs when it ends with ';'. Nothing typed \
@@ -86,7 +87,9 @@ struct SQL: ParsableCommand {
             let db = try Database(path: database, key: databaseKey, options: options)
             try db.closing {
                 try namingDamage(of: database) {
-                    let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, exactReals: true, reading: db)
+                    // On a terminal, what the database holds cannot drive it; to a file or a pipe, the data as it is.
+                    let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, exactReals: true,
+                                                    escape: isatty(STDOUT_FILENO) == 1 ? .ascii : .off, reading: db)
                     try db.executeScript(sql) { cursor in try printer.print(cursor) { try StandardStreams.write(Data($0)) } }
                 }
             }

@@ -50,6 +50,16 @@ final class SQLCommandTests: XCTestCase {
         XCTAssertEqual(json.stdout, "[{\"r\":0.30000000000000004,\"h\":2.5,\"big\":1.0e+20}]\n", json.stderr)
     }
 
+    /// To a pipe or a file, rows are data: control characters stay as they
+    /// are (on a terminal they print as ^[: ShellTerminalTests).
+    func testControlCharactersReachAFileAsTheyAre() throws {
+        let select = "SELECT 'x' || char(27) || '[2J' || char(13) || 'y' AS e"
+        for (format, expected) in [(["--csv"], "e\r\n\"x\u{1B}[2J\ry\"\r\n"), ([], "   e\n-------\nx\u{1B}[2J\ry\n")] {
+            let run = try dbcrypt(["sql", path, "--key-env", "KEY"] + format + [select], environment: keyEnvironment)
+            XCTAssertEqual(run.stdout, expected, run.stderr)
+        }
+    }
+
     func testTableOutputAndScriptsOfSeveralStatements() throws {
         let run = try dbcrypt(["sql", path, "--key-env", "KEY",
                                "INSERT INTO author(name) VALUES ('Linus'); SELECT id, name FROM author ORDER BY id"],

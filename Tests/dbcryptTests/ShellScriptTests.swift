@@ -61,6 +61,51 @@ final class ShellScriptTests: XCTestCase {
         }
     }
 
+    /// Control characters from the database print as sqlite3 3.53's shell
+    /// prints them, on every engine: `^[` by default (a tab, a newline and
+    /// a CR before a newline lay text out), control pictures with `--escape
+    /// symbol`, the bytes with `--escape off`; CSV quotes what held one.
+    /// The expected bytes are what SQLCipher 4.19's shell printed.
+    func testControlCharactersPrintAsTheNewestShellPrintsThem() throws {
+        let run = try shell("""
+            SELECT 'x' || char(27) || '[31m' || char(7) || char(127) || 'y' AS "h", 'cr' || char(13) || 'lf' || char(13) || char(10) || 'end' AS c;
+            .mode csv
+            SELECT 'x' || char(27) || 'y', 'p' || char(13) || 'q';
+            .headers on
+            .mode line
+            SELECT 'x' || char(27) || 'y' AS l;
+            .mode column
+            SELECT 1 AS n, 'v' || char(27) || 'w' || char(1) AS e, 'cr' || char(13) || 'lf' || char(13) || char(10) || 'end' AS c;
+            .mode list --escape symbol
+            SELECT 'x' || char(27) || char(31) || 'y' AS s;
+            .mode list --escape off
+            SELECT 'x' || char(27) || 'y' AS s;
+            .mode list --escape ascii
+            CREATE TABLE "e\u{1B}x"(a);
+            .tables e%
+            .schema e%
+
+            """, command: "sql")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(Array(run.stdout.utf8), Array("""
+            x^[[31m^G\u{7F}y|cr^Mlf\r
+            end
+            "x^[y","p^Mq"\r
+            l: x^[y
+            n    e       c
+            -  ------  ------
+            1  v^[w^A  cr^Mlf
+                       end
+            s
+            x\u{241B}\u{241F}y
+            s
+            x\u{1B}y
+            e^[x
+            CREATE TABLE "e^[x"(a);
+
+            """.utf8))
+    }
+
     /// Each kind of bad input is one line on standard error, the next
     /// statement still runs, and the exit status says that one failed.
     func testBadInputIsOneLineAndTheSessionGoesOn() throws {

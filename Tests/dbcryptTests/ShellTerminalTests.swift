@@ -122,6 +122,17 @@ final class ShellTerminalTests: XCTestCase {
         XCTAssertEqual(lines[2].contains("DBCrypt's own"), library.usesDBCryptProvider, version.stdout)
     }
 
+    /// `dbcrypt sql DB "SQL"` on a terminal: a value that would clear the
+    /// screen prints as ^[ (to a pipe it is data: SQLCommandTests).
+    func testSQLOnATerminalPrintsControlCharactersEscaped() throws {
+        let terminal = try TmuxTerminal(dbcryptPath, ["sql", path, "--key-env", "KEY", "SELECT 'x' || char(27) || '[2J' || 'y' AS e; SELECT 'still here'"],
+                                        environment: keyEnvironment, directory: directory)
+        addTeardownBlock { terminal.close() }
+        let screen = try terminal.waitFor(text: "still here")
+        XCTAssertTrue(screen.contains("x^[[2Jy"), screen)
+        XCTAssertEqual(try terminal.waitForExit(), 0)
+    }
+
     /// Each dot-command once, on the terminal.
     func testEveryDotCommandOnATerminal() throws {
         let script = directory.appendingPathComponent("script.sql").path
@@ -145,11 +156,18 @@ final class ShellTerminalTests: XCTestCase {
         try run(terminal, ".indexes", until: "\ninventory_by_qty\n")
         try run(terminal, ".read \(script)", until: "│ from the script │")
         try run(terminal, ".import \(csv) inventory_items", until: "dbcrypt> .import")
-        for (mode, shows) in [("csv", "d-4,9\r"), ("json", "{\"sku\":\"d-4\",\"qty\":9}"), ("line", "sku: d-4"), ("list", "sku|qty\nd-4|9"),
+        for (mode, shows) in [("csv", "d-4,9\r"), ("json", "{\"sku\":\"d-4\",\"qty\":9}"), ("line", "sku: d-4"), ("list", "\nd-4|9"),
                               ("markdown", "| d-4 |   9 |"), ("table", "| d-4 |   9 |"), ("box", "│ d-4 │   9 │")] {
             try runQuietly(terminal, ".mode \(mode)")
             try run(terminal, "SELECT * FROM inventory_items WHERE sku = 'd-4';", until: shows.replacingOccurrences(of: "\r", with: ""))
         }
+        // What the database holds cannot drive the terminal: an escape that would clear the screen shows as ^[.
+        try run(terminal, "SELECT 'x' || char(27) || '[2J' || 'y' AS e;", until: "│ x^[[2Jy │")
+        XCTAssertTrue(try terminal.screen().contains("│ d-4 │   9 │"), "the screen was cleared")
+        // Headers given stay through a change of mode (which otherwise brings its own, as in sqlite3 3.53).
+        try runQuietly(terminal, ".headers on")
+        try runQuietly(terminal, ".mode list")
+        try run(terminal, "SELECT * FROM inventory_items WHERE sku = 'd-4';", until: "sku|qty\nd-4|9")
         try runQuietly(terminal, ".headers off")
         try runQuietly(terminal, ".mode list")
         try runQuietly(terminal, ".nullvalue (none)")
