@@ -101,13 +101,15 @@ struct KeySource<Role: KeyRole>: ParsableArguments {
 extension KeySource where Role == DatabaseKeyRole {
     /// The key of the database at `path`, whose header says `format`: the
     /// one given, else asked for when the file is encrypted, else nil (a
-    /// plaintext or missing file). An empty file without a key is refused.
-    func keyIfNeeded(for path: String, format: FileFormat) throws -> DatabaseKey? {
+    /// plaintext or missing file). An empty file without a key is refused,
+    /// unless the command `creates` a database there (SQLite reads an empty
+    /// file as an empty database).
+    func keyIfNeeded(for path: String, format: FileFormat, creates: Bool = false) throws -> DatabaseKey? {
         if isGiven { return try key(prompt: "Key for \(path): ") }
         switch format {
         case .notPlaintext: return try key(prompt: "Key for \(path): ")
-        case .empty: throw emptyFileError(path)
-        case .plaintext, .missing: return nil
+        case .empty where !creates: throw emptyFileError(path)
+        case .plaintext, .missing, .empty: return nil
         }
     }
 

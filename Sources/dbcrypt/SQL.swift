@@ -119,7 +119,7 @@ struct ShellSession {
         } catch DatabaseError.fileNotFound {
             throw CLIError(missingDatabaseSentence(database, createOption: "--create"))
         }
-        return try source.keyIfNeeded(for: database, format: format)
+        return try source.keyIfNeeded(for: database, format: format, creates: create)
     }
 
     func run() throws {

@@ -42,7 +42,7 @@ struct Schema: ParsableCommand {
             migrator.baselineFromUserVersion = baselineFromUserVersion
             try migrator.loadDirectory(dir)
             let format = try FileFormat.detect(at: database)
-            let databaseKey = try key.keyIfNeeded(for: database, format: format)
+            let databaseKey = try key.keyIfNeeded(for: database, format: format, creates: true)
             var options = cipher.databaseOptions()
             options.create = true
             let db = try Database(path: database, key: databaseKey, options: options)

@@ -60,6 +60,25 @@ final class SQLCommandTests: XCTestCase {
         }
     }
 
+    /// `--create` that wrote nothing on a plaintext database leaves an
+    /// empty file, as sqlite3 does; `--create` again makes the database in
+    /// an empty file, plaintext or encrypted.
+    func testCreateMakesTheDatabaseInAnEmptyFile() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let plain = directory.appendingPathComponent("plain.db").path
+        XCTAssertEqual(try dbcrypt(["sql", plain, "--create", "SELECT 1"]).status, 0)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: plain)[.size] as? Int, 0)
+        XCTAssertEqual(try dbcrypt(["sql", plain, "SELECT 1"]).stderr, "dbcrypt: \(plain) is empty: it is not a database.\n")
+        let encrypted = directory.appendingPathComponent("encrypted.db").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: encrypted, contents: Data()))
+        for (path, key) in [(plain, [String]()), (encrypted, ["--key-env", "KEY"])] {
+            let made = try dbcrypt(["sql", path, "--create", "CREATE TABLE t(x); INSERT INTO t VALUES (7)"] + key, environment: keyEnvironment)
+            XCTAssertEqual(made.status, 0, made.stderr)
+            XCTAssertEqual(try dbcrypt(["sql", path, "--csv", "SELECT x FROM t"] + key, environment: keyEnvironment).stdout, "x\r\n7\r\n", path)
+            XCTAssertEqual(try FileFormat.detect(at: path) == .notPlaintext, !key.isEmpty, path)
+        }
+    }
+
     func testTableOutputAndScriptsOfSeveralStatements() throws {
         let run = try dbcrypt(["sql", path, "--key-env", "KEY",
                                "INSERT INTO author(name) VALUES ('Linus'); SELECT id, name FROM author ORDER BY id"],

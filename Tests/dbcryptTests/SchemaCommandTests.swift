@@ -37,6 +37,17 @@ final class SchemaCommandTests: XCTestCase {
         XCTAssertEqual(try Database(path: path, key: testKey).fetchScalar(Int.self, "PRAGMA user_version"), 2)
     }
 
+    /// An empty file (what a plaintext `sql --create` that wrote nothing
+    /// leaves) is SQLite's empty database: the migrations make it, as a missing one.
+    func testMigratesAnEmptyFileAsANewDatabase() throws {
+        let path = dir.appendingPathComponent("empty.db").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data()))
+        let run = try dbcrypt(["schema", path, "--dir", migrations])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "applied 0001_create_note.sql\napplied 0002_index_titles.sql\n")
+        XCTAssertEqual(try Database(path: path).fetchScalar(Int.self, "PRAGMA user_version"), 2)
+    }
+
     func testRefusalExitsOneAndChangesNothing() throws {
         let path = dir.appendingPathComponent("app.db").path
         XCTAssertEqual(try dbcrypt(["schema", path, "--dir", migrations, "--key-env", "KEY"], environment: keyEnvironment).status, 0)
