@@ -101,10 +101,9 @@ extension Shell {
                 try importCSV(names[0], into: names[1], skipping: skip)
             case "dump":
                 guard rest.count <= 1 else { return fail(".dump takes at most one table.") }
-                if interactive, output.path == nil, isatty(STDOUT_FILENO) == 1 {
-                    host.note("Note: .dump writes the database as plaintext SQL.")
-                }
-                try dump(table: rest.first)
+                let toTerminal = interactive && output.path == nil && isatty(STDOUT_FILENO) == 1
+                if toTerminal { host.note("Note: .dump writes the database as plaintext SQL.") }
+                try dump(table: rest.first, escape: toTerminal ? escape : .off)
             case "backup":
                 let files = rest.filter { !$0.hasPrefix("--") }, flags = Set(rest).subtracting(files)
                 guard files.count == 1, flags.isSubset(of: ["--new-key", "--plaintext"]), flags.count < 2 else {

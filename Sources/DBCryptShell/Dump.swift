@@ -3,12 +3,15 @@ import DBCrypt
 extension Shell {
     /// `.dump [TABLE]`: the schema and rows as SQL text that rebuilds the
     /// database (or one table) in one transaction, as the sqlite3 shell
-    /// writes it. Values are written by SQLite's `quote()`, infinities as `9.0e+999`.
-    func dump(table: String?) throws {
+    /// writes it. Values are written by SQLite's `quote()`, infinities as
+    /// `9.0e+999`; control characters as `escape` says (on a terminal, so
+    /// that what the database holds cannot drive it).
+    func dump(table: String?, escape: OutputEscape = .off) throws {
+        func write(_ text: String) throws { try output.write(escape.apply(text)) }
         try queue.inDatabase { db in
             Interrupts.target(try db.interrupter, seen: interruptsSeen)
             defer { Interrupts.target(nil) }
-            try output.write("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n")
+            try write("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n")
             // Tables first (with their rows), then indexes, triggers and views in the order they were made.
             let entries = try db.fetchAll("""
                 SELECT type, name, sql FROM sqlite_master
@@ -23,14 +26,14 @@ extension Shell {
                 let type: String = try entry["type"], name: String = try entry["name"], sql: String = try entry["sql"]
                 // A virtual table's own tables are rebuilt by the virtual table.
                 if type == "table", virtualTables.contains(where: { Self.isShadow(name, of: $0) }) { continue }
-                try output.write(sql + ";\n")
-                if type == "table" { try dumpRows(of: name, in: db) }
+                try write(sql + ";\n")
+                if type == "table" { try dumpRows(of: name, in: db, write) }
             }
             if table == nil, try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
-                try output.write("DELETE FROM sqlite_sequence;\n")
-                try dumpRows(of: "sqlite_sequence", in: db)
+                try write("DELETE FROM sqlite_sequence;\n")
+                try dumpRows(of: "sqlite_sequence", in: db, write)
             }
-            try output.write("COMMIT;\n")
+            try write("COMMIT;\n")
         }
     }
 
@@ -42,7 +45,7 @@ extension Shell {
         return suffixes.contains { table.caseInsensitiveCompare(virtual + "_" + $0) == .orderedSame }
     }
 
-    private func dumpRows(of table: String, in db: Database) throws {
+    private func dumpRows(of table: String, in db: Database, _ write: (String) throws -> Void) throws {
         let quoted = SQLText.quotedName(table)
         let columns = try Shell.columnNames(of: quoted, in: db)
         guard !columns.isEmpty else { return }
@@ -58,11 +61,11 @@ extension Shell {
         while let row = try cursor.next() {
             text += "INSERT INTO \(quoted) VALUES(" + (try row[0] as String) + ");\n"
             if text.utf8.count > 65536 {
-                try output.write(text)
+                try write(text)
                 text = ""
             }
         }
-        try output.write(text)
+        try write(text)
     }
 }
 

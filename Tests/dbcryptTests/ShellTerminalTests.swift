@@ -186,6 +186,9 @@ final class ShellTerminalTests: XCTestCase {
         try runQuietly(terminal, ".changes off")
         try run(terminal, ".dump inventory_items", until: "COMMIT;")
         XCTAssertTrue(try terminal.screen().contains("Note: .dump writes the database as plaintext SQL."))
+        // On the terminal, a dump's control characters print as ^[ too (to a file, .dump writes them as they are).
+        try runQuietly(terminal, "CREATE TABLE shown(v); INSERT INTO shown VALUES ('x' || char(27) || '[2J' || 'y');")
+        try run(terminal, ".dump shown", until: "INSERT INTO \"shown\" VALUES('x^[[2Jy');")
         try runQuietly(terminal, ".backup \(backup)")
         try run(terminal, ".cipher", until: "format: sqlcipher4")
         // .rekey asks twice, without echo.
