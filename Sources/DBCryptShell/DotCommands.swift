@@ -59,8 +59,8 @@ extension Shell {
                     chosenEscape = named
                     words.removeSubrange(flag...flag + 1)
                 }
-                let chosen = words.first.map { OutputMode(rawValue: $0.lowercased()) } ?? mode
-                guard words.count <= 1, let chosen else {
+                if words.count > 1 { return fail(".mode takes one mode: \(words.dropFirst().first!) is one word too many.") }
+                guard let chosen = words.first.map({ OutputMode(rawValue: $0.lowercased()) }) ?? mode else {
                     return fail(".mode takes one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", ")), and --escape ascii|symbol|off.")
                 }
                 (mode, escape) = (chosen, chosenEscape)
@@ -101,8 +101,8 @@ extension Shell {
                 try importCSV(names[0], into: names[1], skipping: skip)
             case "dump":
                 guard rest.count <= 1 else { return fail(".dump takes at most one table.") }
-                let toTerminal = interactive && output.path == nil && isatty(STDOUT_FILENO) == 1
-                if toTerminal { host.note("Note: .dump writes the database as plaintext SQL.") }
+                let toTerminal = output.path == nil && isatty(STDOUT_FILENO) == 1
+                if toTerminal && interactive { host.note("Note: .dump writes the database as plaintext SQL.") }
                 try dump(table: rest.first, escape: toTerminal ? escape : .off)
             case "backup":
                 let files = rest.filter { !$0.hasPrefix("--") }, flags = Set(rest).subtracting(files)

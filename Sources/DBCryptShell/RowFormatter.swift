@@ -60,8 +60,8 @@ struct RowFormatter {
                 }
             }
         case .column, .table, .box, .markdown:
-            // A carriage return before a newline ends a line of the cell with it.
-            let cell = { (value: ShellValue) in escape.apply(text(value).replacing([13, 10], with: [10])) }
+            // Escaped, a carriage return before a newline ends a line of the cell with it (as in sqlite3 3.53).
+            let cell = { (value: ShellValue) in escape == .off ? text(value) : escape.apply(text(value).replacing([13, 10], with: [10])) }
             out = ColumnLayout(mode: mode, headers: headers).render(
                 columns: names.map { String(decoding: $0, as: UTF8.self) },
                 rows: rows.map { $0.map { (lines: split(lines: expandingTabs(cell($0))), right: $0.isNumber) } })

@@ -94,7 +94,8 @@ extension Shell {
             for table in tables { names += try Shell.columnNames(of: SQLText.quotedName(table), in: db) }
             return names
         }) ?? []
-        let words = Self.commands.map { "." + $0.name } + Self.keywords + names
+        // A name holding a control character is not offered: libedit would print it as it is.
+        let words = Self.commands.map { "." + $0.name } + Self.keywords + names.filter { !$0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }
         LineEditor.candidates.withLock { $0 = Array(Set(words)).sorted() }
         return version
     }

@@ -14,8 +14,10 @@ extension EncryptedDatabaseFile {
     ///   `cannotWrite`, `cannotRead`, `cancelled`), and what `destination` throws.
     public func salvage(into destination: some SalvageDestination, scratch: String,
                         progress: (@Sendable (JobProgress) -> Void)? = nil, cancellation: JobCancellation? = nil) throws -> SalvageReport {
+        // A scratch file that exists is refused by recoverPages, and stays: only the one made here goes.
+        let pages = try recoverPages(to: scratch, progress: progress, cancellation: cancellation)
         defer { unlink(scratch) }
-        var report = SalvageReport(pages: try recoverPages(to: scratch, progress: progress, cancellation: cancellation), authenticated: settings.usesHMAC)
+        var report = SalvageReport(pages: pages, authenticated: settings.usesHMAC)
         let scanner = try PageScanner(path: scratch)
         let schema = (try? scanner.schema()) ?? []
         try destination.execute("BEGIN", [])

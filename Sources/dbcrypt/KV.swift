@@ -108,7 +108,7 @@ struct KV: ParsableCommand {
         func run() throws {
             try store.open(writes: true) { sealed in
                 let made = try newStoreKey.withStoreCredential(prompt: "New passphrase of store \(store.name): ", isNew: true,
-                                                                inUse: sealed.opens(with:)) { try sealed.changeCredential(to: $0) }
+                                                                inUse: { (try? sealed.opens(with: $0)) ?? true }) { try sealed.changeCredential(to: $0) }
                 let keptIn = made.map { ", a new key kept in \($0.store.name) as \($0.name)" } ?? ""
                 try StandardStreams.say("Changed the passphrase of store \"\(store.name)\"\(keptIn).")
             }

@@ -143,8 +143,7 @@ extension KeySource {
             return nil
         }
         let key = isNew ? try NewKey(madeIfMissingIn: item, note: printError) : NewKey(try item.load())
-        let credential = try StoreCredential(key.key)
-        try key.using(inUse: { _ in inUse(credential) }, note: printError) { _ in try body(credential) }
+        try key.using(inUse: { (try? inUse(StoreCredential($0))) ?? true }, note: printError) { try body(StoreCredential($0)) }
         return key.madeIn
     }
 }

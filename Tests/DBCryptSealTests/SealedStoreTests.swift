@@ -261,8 +261,8 @@ final class SealedStoreTests: XCTestCase {
         XCTAssertNotEqual(try queue.read { db in try db.fetchScalar(Data.self, "SELECT salt FROM dbcrypt_sealed_store") }, saltBefore)
         XCTAssertEqual(try store.getString("k7"), "value 7")
         XCTAssertThrowsError(try SealedStore(queue, credential: .passphrase("store passphrase"), create: false))
-        XCTAssertFalse(store.opens(with: .passphrase("store passphrase")))
-        XCTAssertTrue(store.opens(with: .passphrase("a new passphrase")))
+        XCTAssertFalse(try store.opens(with: .passphrase("store passphrase")))
+        XCTAssertTrue(try store.opens(with: .passphrase("a new passphrase")))
         let reopened = try SealedStore(queue, credential: .passphrase("a new passphrase"), create: false)
         XCTAssertEqual(try reopened.getString("k49"), "value 49")
         let kdf = try queue.read { db in try db.fetchScalar(String.self, "SELECT kdf FROM dbcrypt_sealed_store") }

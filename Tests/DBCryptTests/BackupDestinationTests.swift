@@ -67,6 +67,7 @@ final class BackupDestinationTests: XCTestCase {
         let first = try ContinuousBackup(path: path, key: key, storage: storage, options: options)
         XCTAssertThrowsError(try ContinuousBackup(path: path, key: key, storage: try DirectoryBackupStorage(path: storage.path), options: options)) { error in
             XCTAssertEqual(error as? BackupError, .destinationInUse(location: storage.path))
+            XCTAssertEqual((error as? BackupError)?.endsContinuousBackup, true)
         }
         try first.stop()
         let shipped = try XCTUnwrap(first.lastShipped)

@@ -65,6 +65,16 @@ final class SalvageTests: XCTestCase {
             XCTAssertEqual(($0 as? any DBCryptError)?.category, .wrongKey, "\($0)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: elsewhere))
+
+        // A scratch file that exists is refused, and left as it was.
+        let scratch = path + ".mine"
+        XCTAssertTrue(FileManager.default.createFile(atPath: scratch, contents: Data("mine".utf8)))
+        let other = try Database(path: path + ".other")
+        defer { other.close() }
+        XCTAssertThrowsError(try EncryptedDatabaseFile(path: path, key: fixtureKey).salvage(into: SalvageConnection(other), scratch: scratch)) {
+            XCTAssertEqual(($0 as? any DBCryptError)?.category, .exists, "\($0)")
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: scratch), Data("mine".utf8))
     }
 
     /// A record whose serial type is a negative 9-byte varint (found by the fuzzer) is not a record.

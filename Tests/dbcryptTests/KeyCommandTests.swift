@@ -169,6 +169,29 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(try dbcrypt(["key", "delete", "--kernel-keyring", name]).status, 0)
     }
 
+    /// A `kv passwd` that fails (another connection holds the write lock
+    /// past the busy timeout) removes the key it made: the store is still
+    /// sealed under its passphrase.
+    func testAFailedKVPasswdRemovesTheKeyItMade() throws {
+        let name = "kv-\(UUID().uuidString.prefix(8))"
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("app.db").path
+        try makeDatabase(path, schema: "CREATE TABLE t(x)").close()
+        func kv(_ arguments: [String], input: String? = nil) throws -> Run {
+            try dbcrypt(["kv"] + arguments + ["--key-env", "KEY"], environment: keyEnvironment, in: directory, input: input.map { Data($0.utf8) })
+        }
+        XCTAssertEqual(try kv(["set", "app.db", "token", "--create", "--store-key-env", "STORE"], input: "s3cret").status, 0)
+        let holder = try Database(path: path, key: testKey)
+        try holder.execute("BEGIN IMMEDIATE")
+        let failed = try kv(["passwd", "app.db", "--store-key-env", "STORE", "--new-store-key-kernel-keyring", name])
+        try holder.execute("ROLLBACK")
+        holder.close()
+        XCTAssertEqual(failed.status, 1, failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("The key made for this run was removed from the kernel keyring again"), failed.stderr)
+        XCTAssertEqual(try dbcrypt(["key", "exists", "--kernel-keyring", name]).status, 6)
+        XCTAssertEqual(try kv(["get", "app.db", "token", "--store-key-env", "STORE"]).stdout, "s3cret")
+    }
+
     func testBadKeyStoresGetOneSentenceAndTheirOwnStatusAndChangeNothing() throws {
         let (session, bus) = try keyringSession()
         let directory = try makeTemporaryDirectory(self)

@@ -78,7 +78,7 @@ final class ShellScriptTests: XCTestCase {
             SELECT 1 AS n, 'v' || char(27) || 'w' || char(1) AS e, 'cr' || char(13) || 'lf' || char(13) || char(10) || 'end' AS c;
             .mode list --escape symbol
             SELECT 'x' || char(27) || char(31) || 'y' AS s;
-            .mode list --escape off
+            .mode --escape off
             SELECT 'x' || char(27) || 'y' AS s;
             .mode list --escape ascii
             CREATE TABLE "e\u{1B}x"(a);
@@ -122,6 +122,9 @@ final class ShellScriptTests: XCTestCase {
             ("an unknown command", Data(".frobnicate\n".utf8), "Unknown command .frobnicate"),
             ("an SQL error", Data("SELECT * FROM nowhere;\n".utf8), "no such table: nowhere"),
             ("binary garbage", Data(garbage) + Data(";\n".utf8), "Error: near line 1:"),
+            (".mode --escape without a value", Data(".mode --escape\n".utf8), ".mode --escape takes one of: ascii, symbol, off."),
+            ("an unknown escape", Data(".mode list --escape nope\n".utf8), ".mode --escape takes one of: ascii, symbol, off."),
+            ("a word too many", Data(".mode list extra\n".utf8), ".mode takes one mode: extra is one word too many."),
         ]
         for item in cases {
             let run = try dbcrypt(["sql", path, "--key-env", "KEY"], environment: keyEnvironment,

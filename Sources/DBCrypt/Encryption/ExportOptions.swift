@@ -29,7 +29,8 @@ public struct ExportOptions: Sendable {
     /// A reader that needs no SQLCipher (SQLCipherFormat's
     /// `EncryptedDatabaseFile.self`), for ``DatabaseEncryption/decrypt(_:key:cipher:to:options:)``
     /// to fall back on when the linked SQLCipher cannot open the file. Default: nil, none.
-    public var pageReader: (any PageReading.Type)?
+    // A class's metatype holds no state; Swift 6.2 asks that a protocol say so (SendableMetatype), which 6.1 cannot read.
+    nonisolated(unsafe) public var pageReader: (any PageReading.Type)?
 
     /// The defaults: do not replace, no progress, no cancellation.
     public init() {}

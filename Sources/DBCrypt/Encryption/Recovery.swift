@@ -6,7 +6,9 @@ extension DatabaseEncryption {
     /// own CREATE statement and the rows its b-tree still reaches, rowids
     /// kept, rows whose table cannot be told in `lost_and_found`. The result
     /// is written beside `output`, checked by SQLite's integrity check, then
-    /// renamed into place with mode 0600; `path` is not changed.
+    /// renamed into place with mode 0600; `path` is not changed. Of
+    /// `options`, the replacement, progress and cancellation are read
+    /// (``ExportOptions/pageReader`` is not: `reader` is the one used).
     ///
     /// - returns: each table and its rows, and which pages were lost.
     /// - throws: ``DatabaseError/wrongKeyOrNotADatabase(path:)`` when no page

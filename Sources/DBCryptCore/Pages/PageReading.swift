@@ -8,7 +8,7 @@
 /// options.pageReader = EncryptedDatabaseFile.self
 /// let how = try DatabaseEncryption.decrypt("old.db", key: key, to: "plain.db", options: options)
 /// ```
-public protocol PageReading: AnyObject, SendableMetatype {
+public protocol PageReading: AnyObject {
     /// Opens `path` with `key`, trying `settings`, or the standard ones when
     /// nil; `salt` is the salt of a file with a plaintext header.
     ///

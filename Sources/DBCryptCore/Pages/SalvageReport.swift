@@ -33,6 +33,8 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
         (self.pages, self.authenticated) = (pages, authenticated)
     }
 
+    /// Each table and its rows, the rows in `lost_and_found` and the notes,
+    /// indented, then a sentence on the pages: how many were lost, and which.
     public var description: String {
         var lines = tables.map { "  \($0.name): \($0.rows) rows" }
         if orphans > 0 { lines.append("  lost_and_found: \(orphans) rows whose table could not be told") }

@@ -119,9 +119,17 @@ public final class SealedStore: Sendable {
     /// Whether `credential` opens the store now; after a
     /// ``changeCredential(to:keyDerivation:)`` that threw, whether the change
     /// was made after all. Derives the key, so takes as long as opening.
-    public func opens(with credential: StoreCredential) -> Bool {
-        guard let header = try? writer.read({ db in try StoreSchema.header(db, store: self.name) }) else { return false }
-        return (try? Self.open(header, credential: credential, writer: writer, store: name)) != nil
+    ///
+    /// - throws: what reading the store throws (``SealError/storeDamaged(reason:)``,
+    ///   the ``DatabaseError`` of the read): then whether it opens is not known.
+    public func opens(with credential: StoreCredential) throws -> Bool {
+        guard let header = try writer.read({ db in try StoreSchema.header(db, store: self.name) }) else { return false }
+        do {
+            _ = try Self.open(header, credential: credential, writer: writer, store: name)
+            return true
+        } catch SealError.wrongCredential {
+            return false
+        }
     }
 
     /// Unwraps the name key and every data key of `header`'s store with `kek`.
