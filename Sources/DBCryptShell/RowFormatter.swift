@@ -33,7 +33,7 @@ struct RowFormatter {
         switch mode {
         case .list:
             if headers { out += join(names, "|") + [10] }
-            for row in rows { out += join(row.map { escape.apply(text($0)) }, "|") + [10] }
+            for row in rows { out += join(row.map(shown), "|") + [10] }
         case .csv:
             if headers { out += join(columns.map { csvField(Array($0.utf8)) }, ",") + [13, 10] }
             for row in rows { out += join(row.map { $0.kind == .null ? nullValue : csvField(text($0)) }, ",") + [13, 10] }
@@ -54,14 +54,14 @@ struct RowFormatter {
                 if index > 0 || continuing { out.append(10) }
                 for (name, value) in zip(labels, row) {
                     let label = String(repeating: " ", count: width - name.count) + name + ": "
-                    let lines = split(lines: escape.apply(text(value)))
+                    let lines = split(lines: shown(value))
                     out += Array(label.utf8) + lines[0] + [10]
                     for more in lines.dropFirst() { out += Array(String(repeating: " ", count: label.count).utf8) + more + [10] }
                 }
             }
         case .column, .table, .box, .markdown:
             // Escaped, a carriage return before a newline ends a line of the cell with it (as in sqlite3 3.53).
-            let cell = { (value: ShellValue) in escape == .off ? text(value) : escape.apply(text(value).replacing([13, 10], with: [10])) }
+            let cell = { (value: ShellValue) in escape == .off || value.kind == .null ? shown(value) : shown(value).replacing([13, 10], with: [10]) }
             out = ColumnLayout(mode: mode, headers: headers).render(
                 columns: names.map { String(decoding: $0, as: UTF8.self) },
                 rows: rows.map { $0.map { (lines: split(lines: expandingTabs(cell($0))), right: $0.isNumber) } })
@@ -73,6 +73,12 @@ struct RowFormatter {
     /// it once, rather than read from a version.
     static func realTextIsExact(in db: Database) throws -> Bool {
         try db.fetchScalar(String.self, "SELECT CAST(0.1 + 0.2 AS TEXT)") == "0.30000000000000004"
+    }
+
+    /// A value's text with its control characters escaped; NULL as
+    /// `nullValue`, which the user wrote and which is not escaped (as in sqlite3).
+    private func shown(_ value: ShellValue) -> [UInt8] {
+        value.kind == .null ? nullValue : escape.apply(text(value))
     }
 
     private func text(_ value: ShellValue) -> [UInt8] {

@@ -64,7 +64,8 @@ final class ShellScriptTests: XCTestCase {
     /// Control characters from the database print as sqlite3 3.53's shell
     /// prints them, on every engine: `^[` by default (a tab, a newline and
     /// a CR before a newline lay text out), control pictures with `--escape
-    /// symbol`, the bytes with `--escape off`; CSV quotes what held one.
+    /// symbol`, the bytes with `--escape off`; CSV quotes what held one;
+    /// the user's own `.nullvalue` is written as given.
     /// The expected bytes are what SQLCipher 4.19's shell printed.
     func testControlCharactersPrintAsTheNewestShellPrintsThem() throws {
         let run = try shell("""
@@ -81,6 +82,8 @@ final class ShellScriptTests: XCTestCase {
             .mode --escape off
             SELECT 'x' || char(27) || 'y' AS s;
             .mode list --escape ascii
+            .nullvalue "\u{1B}N"
+            SELECT NULL AS z;
             CREATE TABLE "e\u{1B}x"(a);
             .tables e%
             .schema e%
@@ -100,6 +103,8 @@ final class ShellScriptTests: XCTestCase {
             x\u{241B}\u{241F}y
             s
             x\u{1B}y
+            z
+            \u{1B}N
             e^[x
             CREATE TABLE "e^[x"(a);
 
