@@ -72,38 +72,36 @@ struct SnapshotBackupCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let format = try requireDatabaseFile(database)
-            if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
-            let databaseKey = try key.keyIfNeeded(for: database, format: format)
-            var openOptions = cipher.databaseOptions()
-            openOptions.readOnly = access(database, W_OK) != 0
-            let queue = try DatabaseQueue(path: database, key: databaseKey, options: openOptions)
-            defer { try? queue.closeWithoutCheckpoint() }
-            let current = try queue.inDatabase { $0.cipher }
-            var options = ExportOptions()
-            options.replaceExisting = force
-            let written = current.flatMap { newCipher.settings(current: $0) }
-            options.progress = ProgressBar.callback(label: "Backing up", pageSize: (written ?? current ?? .sqlcipher4).effectivePageSize)
-            let copyCipher = newCipher.settings(current: current ?? .sqlcipher4)
-            let replacement = newKey.isGiven ? try newKey.newKey(prompt: "Key for the copy \(output): ") : nil
-            let encryption: BackupEncryption = if let replacement { .using(replacement.key) } else if plaintext { .plaintext } else { .sameAsDatabase }
-            let backUp = {
-                guard output.hasPrefix("s3://") else { return try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options) }
-                let slash = output.lastIndex(of: "/")!
-                try queue.backup(to: try storage.storage(String(output[..<slash])), named: String(output[output.index(after: slash)...]),
-                                 key: encryption, cipher: copyCipher, options: options)
-            }
-            if let replacement {
-                try replacement.using(inUse: { $0.mayOpen(output, cipher: copyCipher ?? current ?? .sqlcipher4) }, note: printError) { _ in try backUp() }
-            } else {
-                try backUp()
-            }
-            let how = if plaintext { ", in plaintext" }
-                else if let made = replacement?.madeIn { ", under a new key kept in \(made.store.name) as \(made.name)" }
-                else if replacement != nil { "" }
-                else { current == nil ? ", in plaintext as it is" : " under its own key" }
-            try StandardStreams.say("Backed up \(database) to \(output)\(how).")
+        let format = try requireDatabaseFile(database)
+        if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
+        let databaseKey = try key.keyIfNeeded(for: database, format: format)
+        var openOptions = cipher.databaseOptions()
+        openOptions.readOnly = access(database, W_OK) != 0
+        let queue = try DatabaseQueue(path: database, key: databaseKey, options: openOptions)
+        defer { try? queue.closeWithoutCheckpoint() }
+        let current = try queue.inDatabase { $0.cipher }
+        var options = ExportOptions()
+        options.replaceExisting = force
+        let written = current.flatMap { newCipher.settings(current: $0) }
+        options.progress = ProgressBar.callback(label: "Backing up", pageSize: (written ?? current ?? .sqlcipher4).effectivePageSize)
+        let copyCipher = newCipher.settings(current: current ?? .sqlcipher4)
+        let replacement = newKey.isGiven ? try newKey.newKey(prompt: "Key for the copy \(output): ") : nil
+        let encryption: BackupEncryption = if let replacement { .using(replacement.key) } else if plaintext { .plaintext } else { .sameAsDatabase }
+        let backUp = {
+            guard output.hasPrefix("s3://") else { return try queue.backup(to: output, key: encryption, cipher: copyCipher, options: options) }
+            let slash = output.lastIndex(of: "/")!
+            try queue.backup(to: try storage.storage(String(output[..<slash])), named: String(output[output.index(after: slash)...]),
+                             key: encryption, cipher: copyCipher, options: options)
         }
+        if let replacement {
+            try replacement.using(inUse: { $0.mayOpen(output, cipher: copyCipher ?? current ?? .sqlcipher4) }, note: printError) { _ in try backUp() }
+        } else {
+            try backUp()
+        }
+        let how = if plaintext { ", in plaintext" }
+            else if let made = replacement?.madeIn { ", under a new key kept in \(made.store.name) as \(made.name)" }
+            else if replacement != nil { "" }
+            else { current == nil ? ", in plaintext as it is" : " under its own key" }
+        try StandardStreams.say("Backed up \(database) to \(output)\(how).")
     }
 }

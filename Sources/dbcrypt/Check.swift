@@ -27,21 +27,18 @@ struct Check: ParsableCommand, DatabaseFileCommand {
     @Flag(help: "Print the result as JSON, every damaged page listed.")
     var json = false
 
-
     func run() throws {
-        try reportingErrors {
-            let format = try requireDatabaseFile(database)
-            var options = ExportOptions()
-            options.pageReader = EncryptedDatabaseFile.self
-            let report = try DatabaseEncryption.check(database, key: key.keyIfNeeded(for: database, format: format), cipher: settings,
-                                                      options: options, rolledBack: { noteRolledBack(database) })
-            try StandardStreams.say(json ? Self.json(report) : report.description)
-            guard report.isIntact else {
-                var summary = report.summary
-                if report.pages?.isIntact == false { summary = summary.dropLast() + " (listed above)." }
-                printError("\(database) is damaged: \(summary)")
-                throw ExitCode(ExitStatus.damaged)
-            }
+        let format = try requireDatabaseFile(database)
+        var options = ExportOptions()
+        options.pageReader = EncryptedDatabaseFile.self
+        let report = try DatabaseEncryption.check(database, key: key.keyIfNeeded(for: database, format: format), cipher: settings,
+                                                  options: options, rolledBack: { noteRolledBack(database) })
+        try StandardStreams.say(json ? Self.json(report) : report.description)
+        guard report.isIntact else {
+            var summary = report.summary
+            if report.pages?.isIntact == false { summary = summary.dropLast() + " (listed above)." }
+            printError("\(database) is damaged: \(summary)")
+            throw ExitCode(ExitStatus.damaged)
         }
     }
 

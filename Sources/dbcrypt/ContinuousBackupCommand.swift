@@ -61,14 +61,12 @@ struct ContinuousBackupCommand: ParsableCommand {
         if CommandLine.arguments.prefix(while: { $0 != "--" }).contains("--continuous") {
             printError("note: dbcrypt backup DB --continuous is now spelled dbcrypt backup continuous DB; both work.")
         }
-        try reportingErrors {
-            let format = try requireDatabaseFile(database)
-            if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
-            guard case .notPlaintext = format else {
-                throw CLIError("\(database) is not encrypted: a continuous backup ships encrypted pages. Encrypt it first with dbcrypt migrate.")
-            }
-            try ship(database, key: try key.key(prompt: "Key for \(database): "), cipher: cipher.settings, destination: output)
+        let format = try requireDatabaseFile(database)
+        if case .plaintext = format, key.isGiven { throw DatabaseError.notEncrypted(path: database) }
+        guard case .notPlaintext = format else {
+            throw CLIError("\(database) is not encrypted: a continuous backup ships encrypted pages. Encrypt it first with dbcrypt migrate.")
         }
+        try ship(database, key: try key.key(prompt: "Key for \(database): "), cipher: cipher.settings, destination: output)
     }
 
     /// Runs the backup: prints a line for each commit shipped, stops at

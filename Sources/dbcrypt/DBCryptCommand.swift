@@ -55,7 +55,7 @@ struct DBCryptCommand: ParsableCommand {
                 try StandardStreams.print(try versionText())
                 Foundation.exit(0)
             } catch {
-                exitReporting(error)
+                exitFailing(error)
             }
         }
         if arguments.isEmpty {
@@ -71,10 +71,14 @@ struct DBCryptCommand: ParsableCommand {
             printError("\(repeated) is given more than once: give it once: see 'dbcrypt --help'.")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
+        var command: ParsableCommand
+        do { command = try parseAsRoot(arguments) } catch { exitReporting(error) }
         do {
-            var command = try parseAsRoot(arguments)
             try command.run()
+        } catch let error where error is any DBCryptError || !(error is ExitCode) && exitCode(for: error) == .failure {
+            exitFailing(error)
         } catch {
+            // ArgumentParser's own: help asked for, a usage error, a status to exit with.
             exitReporting(error)
         }
     }

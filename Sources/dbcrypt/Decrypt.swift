@@ -23,17 +23,15 @@ struct Decrypt: ParsableCommand, DatabaseFileCommand {
     var output: String { plaintext.output }
 
     func run() throws {
-        try reportingErrors {
-            try requireEncrypted()
-            let databaseKey = try key.key(prompt: "Key for \(database): ")
-            var options = ExportOptions()
-            options.replaceExisting = plaintext.force
-            options.pageReader = EncryptedDatabaseFile.self
-            options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
-            if case let .pageReader(settings) = try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options) {
-                printError("note: the linked SQLCipher cannot open \(database) (\(settings)); DBCrypt's page reader decrypted it.")
-            }
-            try StandardStreams.say("Decrypted \(database) to \(output).")
+        try requireEncrypted()
+        let databaseKey = try key.key(prompt: "Key for \(database): ")
+        var options = ExportOptions()
+        options.replaceExisting = plaintext.force
+        options.pageReader = EncryptedDatabaseFile.self
+        options.progress = ProgressBar.callback(label: "Decrypting", pageSize: 4096)
+        if case let .pageReader(settings) = try DatabaseEncryption.decrypt(database, key: databaseKey, cipher: settings, to: output, options: options) {
+            printError("note: the linked SQLCipher cannot open \(database) (\(settings)); DBCrypt's page reader decrypted it.")
         }
+        try StandardStreams.say("Decrypted \(database) to \(output).")
     }
 }

@@ -25,10 +25,8 @@ struct Envelope: ParsableCommand {
         @OptionGroup var options: EnvelopeOptions
 
         func run() throws {
-            try reportingErrors {
-                let envelope = try options.envelope()
-                try StandardStreams.print(try envelope.seal(StandardStreams.readInput()))
-            }
+            let envelope = try options.envelope()
+            try StandardStreams.print(try envelope.seal(StandardStreams.readInput()))
         }
     }
 
@@ -38,15 +36,13 @@ struct Envelope: ParsableCommand {
         @OptionGroup var options: EnvelopeOptions
 
         func run() throws {
-            try reportingErrors {
-                let envelope = try options.envelope()
-                guard let text = String(data: try StandardStreams.readInput(), encoding: .utf8) else { throw SealError.notBase64 }
-                do {
-                    try StandardStreams.write(try envelope.open(text))
-                } catch SealError.authenticationFailed {
-                    // AES-GCM cannot tell a wrong key from an altered envelope.
-                    throw CLIError("The envelope does not open: its key or additional data is not this one, or it was altered.", category: .wrongKey)
-                }
+            let envelope = try options.envelope()
+            guard let text = String(data: try StandardStreams.readInput(), encoding: .utf8) else { throw SealError.notBase64 }
+            do {
+                try StandardStreams.write(try envelope.open(text))
+            } catch SealError.authenticationFailed {
+                // AES-GCM cannot tell a wrong key from an altered envelope.
+                throw CLIError("The envelope does not open: its key or additional data is not this one, or it was altered.", category: .wrongKey)
             }
         }
     }

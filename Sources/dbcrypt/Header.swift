@@ -34,30 +34,27 @@ struct Header: ParsableCommand, DatabaseFileCommand {
     @Flag(help: "Replace --output if it exists; replace a database with other hard links.")
     var force = false
 
-
     func run() throws {
-        try reportingErrors {
-            _ = try requireDatabaseFile(database)
-            let databaseKey = try key.key(prompt: "Key for \(database): ")
-            var options = ExportOptions()
-            options.replaceExisting = force
-            options.replaceHardLinkedFile = force
-            options.pageReader = EncryptedDatabaseFile.self
-            guard let salt = try DatabaseEncryption.convertHeader(database, key: databaseKey, cipher: settings, plaintextHeaderSize: plaintextHeader,
-                                                                  to: output, options: options).map({ Hex.encode($0) }) else {
-                let layout = plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"
-                return try StandardStreams.say("\(database) already has \(layout): nothing to do.")
-            }
-            let destination = output ?? database
-            if plaintextHeader == 0 {
-                try StandardStreams.say("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
-            } else {
-                try StandardStreams.say("""
-                    \(destination) keeps its first \(plaintextHeader) bytes in the clear. Its salt is no longer in the file: keep it.
-                    salt: \(salt)
-                    SQLCipher 4 opens it with PRAGMA cipher_plaintext_header_size = \(plaintextHeader) and PRAGMA cipher_salt = "x'\(salt)'".
-                    """)
-            }
+        _ = try requireDatabaseFile(database)
+        let databaseKey = try key.key(prompt: "Key for \(database): ")
+        var options = ExportOptions()
+        options.replaceExisting = force
+        options.replaceHardLinkedFile = force
+        options.pageReader = EncryptedDatabaseFile.self
+        guard let salt = try DatabaseEncryption.convertHeader(database, key: databaseKey, cipher: settings, plaintextHeaderSize: plaintextHeader,
+                                                              to: output, options: options).map({ Hex.encode($0) }) else {
+            let layout = plaintextHeader == 0 ? "the standard layout" : "a \(plaintextHeader)-byte plaintext header"
+            return try StandardStreams.say("\(database) already has \(layout): nothing to do.")
+        }
+        let destination = output ?? database
+        if plaintextHeader == 0 {
+            try StandardStreams.say("\(destination) has the standard layout again: its salt is in its first 16 bytes, and it opens with its key alone.")
+        } else {
+            try StandardStreams.say("""
+                \(destination) keeps its first \(plaintextHeader) bytes in the clear. Its salt is no longer in the file: keep it.
+                salt: \(salt)
+                SQLCipher 4 opens it with PRAGMA cipher_plaintext_header_size = \(plaintextHeader) and PRAGMA cipher_salt = "x'\(salt)'".
+                """)
         }
     }
 }

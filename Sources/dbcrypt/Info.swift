@@ -20,36 +20,33 @@ struct Info: ParsableCommand, DatabaseFileCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-
     func run() throws {
-        try reportingErrors {
-            let format = try requireDatabaseFile(database)
-            var facts = try Self.outsideFacts(of: database, format: format)
-            let plaintext = format != .notPlaintext
-            if !plaintext && !key.isGiven && isatty(STDIN_FILENO) != 1 {
-                facts.append(("format", .string("encrypted or not a database (give the key for more)")))
-                return try StandardStreams.say(Self.render(facts, json: json))
-            }
-            let databaseKey = plaintext && !key.isGiven ? nil : try key.key(prompt: plaintext ? "" : "Key for \(database): ")
-            var options = ExportOptions()
-            options.pageReader = EncryptedDatabaseFile.self
-            let described = try DatabaseEncryption.describe(database, key: databaseKey, cipher: settings, options: options) { noteRolledBack(database) }
-            facts += described.facts.map { ($0.name, JSONValue($0.value)) }
-            guard let report = described.pageReaderReport else {
-                facts.append(("tables", .object(described.tables.map { ($0.name, .integer(Int64($0.rows))) })))
-                return try StandardStreams.say(Self.render(facts, json: json))
-            }
-            // SQLCipher refuses a damaged file as it refuses settings it does not read: the pages say which.
-            guard report.isIntact else {
-                facts.append(("damaged", .string(report.damage.prefix(3).map(\.description).joined(separator: "; ")
-                    + (report.damage.count > 3 ? "; \(report.damage.count - 3) more" : ""))))
-                facts.append(("readable_by", .string("DBCrypt's page reader, up to the damage: dbcrypt check names it, dbcrypt recover saves what is left")))
-                try StandardStreams.say(Self.render(facts, json: json))
-                throw ExitCode(ExitStatus.damaged)
-            }
-            facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
-            try StandardStreams.say(Self.render(facts, json: json))
+        let format = try requireDatabaseFile(database)
+        var facts = try Self.outsideFacts(of: database, format: format)
+        let plaintext = format != .notPlaintext
+        if !plaintext && !key.isGiven && isatty(STDIN_FILENO) != 1 {
+            facts.append(("format", .string("encrypted or not a database (give the key for more)")))
+            return try StandardStreams.say(Self.render(facts, json: json))
         }
+        let databaseKey = plaintext && !key.isGiven ? nil : try key.key(prompt: plaintext ? "" : "Key for \(database): ")
+        var options = ExportOptions()
+        options.pageReader = EncryptedDatabaseFile.self
+        let described = try DatabaseEncryption.describe(database, key: databaseKey, cipher: settings, options: options) { noteRolledBack(database) }
+        facts += described.facts.map { ($0.name, JSONValue($0.value)) }
+        guard let report = described.pageReaderReport else {
+            facts.append(("tables", .object(described.tables.map { ($0.name, .integer(Int64($0.rows))) })))
+            return try StandardStreams.say(Self.render(facts, json: json))
+        }
+        // SQLCipher refuses a damaged file as it refuses settings it does not read: the pages say which.
+        guard report.isIntact else {
+            facts.append(("damaged", .string(report.damage.prefix(3).map(\.description).joined(separator: "; ")
+                + (report.damage.count > 3 ? "; \(report.damage.count - 3) more" : ""))))
+            facts.append(("readable_by", .string("DBCrypt's page reader, up to the damage: dbcrypt check names it, dbcrypt recover saves what is left")))
+            try StandardStreams.say(Self.render(facts, json: json))
+            throw ExitCode(ExitStatus.damaged)
+        }
+        facts.append(("readable_by", .string("DBCrypt's page reader only: dbcrypt check, decrypt, recover and header")))
+        try StandardStreams.say(Self.render(facts, json: json))
     }
 
     /// What can be said of `database` without its key: path, size, the

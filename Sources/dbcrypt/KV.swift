@@ -129,34 +129,31 @@ struct StoreOptions: ParsableArguments {
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     /// Opens the database (for writing when `writes`) and the store, and
-    /// runs `body` with it; reports errors as every command does. `setting`
-    /// names an entry whose value standard input holds: read first (nothing
-    /// is made or changed when it cannot be read), and set as the store's
-    /// initial write, so that a store it makes (with `create`) is never
-    /// left made but empty.
+    /// runs `body` with it. `setting` names an entry whose value standard
+    /// input holds: read first (nothing is made or changed when it cannot
+    /// be read), and set as the store's initial write, so that a store it
+    /// makes (with `create`) is never left made but empty.
     func open(writes: Bool, create: Bool = false, setting entry: String? = nil, _ body: (SealedStore) throws -> Void) throws {
-        try reportingErrors {
-            let format = try requireDatabaseFile(database)
-            let dbKey = try databaseKey.keyIfNeeded(for: database, format: format)
-            var options = cipher.databaseOptions()
-            options.readOnly = !writes
-            let initialEntry = entry.map { entry in
-                (name: entry, value: {
-                    if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
-                    return try StandardStreams.readInput()
-                })
+        let format = try requireDatabaseFile(database)
+        let dbKey = try databaseKey.keyIfNeeded(for: database, format: format)
+        var options = cipher.databaseOptions()
+        options.readOnly = !writes
+        let initialEntry = entry.map { entry in
+            (name: entry, value: {
+                if isatty(STDIN_FILENO) == 1 { printError("reading the value from standard input; end it with Ctrl-D.") }
+                return try StandardStreams.readInput()
+            })
+        }
+        do {
+            try namingDamage(of: database) {
+                try SealedStore.withStore(named: name, inDatabaseAt: database, key: dbKey, options: options, create: create,
+                                          initialEntry: initialEntry, rolledBack: { noteRolledBack(database) },
+                                          credential: { isNew, storeExists, use in
+                    try storeKey.withStoreCredential(prompt: "Passphrase of store \(name): ", isNew: isNew, inUse: { _ in storeExists() }, use)
+                }, body)
             }
-            do {
-                try namingDamage(of: database) {
-                    try SealedStore.withStore(named: name, inDatabaseAt: database, key: dbKey, options: options, create: create,
-                                              initialEntry: initialEntry, rolledBack: { noteRolledBack(database) },
-                                              credential: { isNew, storeExists, use in
-                        try storeKey.withStoreCredential(prompt: "Passphrase of store \(name): ", isNew: isNew, inUse: { _ in storeExists() }, use)
-                    }, body)
-                }
-            } catch SealError.noSuchStore(name) where !create {
-                throw CLIError("\(database) has no sealed store named \"\(name)\": check --store, or make it with kv set --create.")
-            }
+        } catch SealError.noSuchStore(name) where !create {
+            throw CLIError("\(database) has no sealed store named \"\(name)\": check --store, or make it with kv set --create.")
         }
     }
 }

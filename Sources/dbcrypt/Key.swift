@@ -28,12 +28,10 @@ struct Key: ParsableCommand {
         func validate() throws { try item.requireWritable() }
 
         func run() throws {
-            try reportingErrors {
-                let item = try item.item
-                try item.create()
-                try StandardStreams.say("Made a new random key in \(item.store.name) as \(item.name).")
-                item.forgottenAtRestartNote.map(printError)
-            }
+            let item = try item.item
+            try item.create()
+            try StandardStreams.say("Made a new random key in \(item.store.name) as \(item.name).")
+            item.forgottenAtRestartNote.map(printError)
         }
     }
 
@@ -45,11 +43,9 @@ struct Key: ParsableCommand {
         func validate() throws { try item.requireWritable() }
 
         func run() throws {
-            try reportingErrors {
-                let item = try item.item
-                try item.delete()
-                try StandardStreams.say("Removed the key \(item.name) from \(item.store.name): databases encrypted with it no longer open without a copy of it.")
-            }
+            let item = try item.item
+            try item.delete()
+            try StandardStreams.say("Removed the key \(item.name) from \(item.store.name): databases encrypted with it no longer open without a copy of it.")
         }
     }
 
@@ -59,11 +55,9 @@ struct Key: ParsableCommand {
         @OptionGroup var item: KeyItemOptions
 
         func run() throws {
-            try reportingErrors {
-                let item = try item.item
-                _ = try item.load()
-                try StandardStreams.say("\(item.store.name.capitalizedFirst) holds a key named \(item.name).")
-            }
+            let item = try item.item
+            _ = try item.load()
+            try StandardStreams.say("\(item.store.name.capitalizedFirst) holds a key named \(item.name).")
         }
     }
 }

@@ -34,26 +34,24 @@ struct Migrate: ParsableCommand {
     @OptionGroup var cipher: CipherOptions
 
     func run() throws {
-        try reportingErrors {
-            guard case .plaintext = try requireDatabaseFile(database) else {
-                throw DatabaseError.sourceNotPlaintext(path: database)
-            }
-            let newKey = try key.newKey(prompt: "New key for \(database): ")
-            var options = ExportOptions()
-            options.replaceExisting = force
-            options.replaceHardLinkedFile = force
-            options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
-            // A failure after the encrypted file was put in place (its
-            // directory's fsync, say) keeps the key it is encrypted with.
-            try newKey.using(inUse: { $0.mayOpen(output ?? database, cipher: cipher.settings) }, note: printError) { key in
-                if let output {
-                    try DatabaseEncryption.encrypt(database, to: output, key: key, cipher: cipher.settings, options: options)
-                } else {
-                    try DatabaseEncryption.migrateInPlace(database, key: key, cipher: cipher.settings, options: options)
-                }
-            }
-            let keptIn = newKey.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
-            try StandardStreams.say("Encrypted \(database) \(output.map { "to \($0)" } ?? "in place") (\(cipher.settings))\(keptIn).")
+        guard case .plaintext = try requireDatabaseFile(database) else {
+            throw DatabaseError.sourceNotPlaintext(path: database)
         }
+        let newKey = try key.newKey(prompt: "New key for \(database): ")
+        var options = ExportOptions()
+        options.replaceExisting = force
+        options.replaceHardLinkedFile = force
+        options.progress = ProgressBar.callback(label: "Encrypting", pageSize: cipher.settings.effectivePageSize)
+        // A failure after the encrypted file was put in place (its
+        // directory's fsync, say) keeps the key it is encrypted with.
+        try newKey.using(inUse: { $0.mayOpen(output ?? database, cipher: cipher.settings) }, note: printError) { key in
+            if let output {
+                try DatabaseEncryption.encrypt(database, to: output, key: key, cipher: cipher.settings, options: options)
+            } else {
+                try DatabaseEncryption.migrateInPlace(database, key: key, cipher: cipher.settings, options: options)
+            }
+        }
+        let keptIn = newKey.madeIn.map { ", under a new key kept in \($0.store.name) as \($0.name)" } ?? ""
+        try StandardStreams.say("Encrypted \(database) \(output.map { "to \($0)" } ?? "in place") (\(cipher.settings))\(keptIn).")
     }
 }

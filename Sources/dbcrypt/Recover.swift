@@ -25,14 +25,12 @@ struct Recover: ParsableCommand, DatabaseFileCommand {
     @OptionGroup var plaintext: PlaintextOutputOptions
 
     func run() throws {
-        try reportingErrors {
-            try requireEncrypted()
-            var options = ExportOptions()
-            options.replaceExisting = plaintext.force
-            options.progress = ProgressBar.callback(label: "Recovering", pageSize: settings.effectivePageSize)
-            let report = try DatabaseEncryption.recover(database, key: key.key(prompt: "Key for \(database): "), cipher: settings, to: plaintext.output,
-                                                        reader: EncryptedDatabaseFile.self, options: options)
-            try StandardStreams.say("Recovered \(database) to \(plaintext.output):\n\(report)")
-        }
+        try requireEncrypted()
+        var options = ExportOptions()
+        options.replaceExisting = plaintext.force
+        options.progress = ProgressBar.callback(label: "Recovering", pageSize: settings.effectivePageSize)
+        let report = try DatabaseEncryption.recover(database, key: key.key(prompt: "Key for \(database): "), cipher: settings, to: plaintext.output,
+                                                    reader: EncryptedDatabaseFile.self, options: options)
+        try StandardStreams.say("Recovered \(database) to \(plaintext.output):\n\(report)")
     }
 }

@@ -31,27 +31,25 @@ struct Rekey: ParsableCommand {
     @OptionGroup(title: "New cipher settings") var newCipher: NewCipherOptions
 
     func run() throws {
-        try reportingErrors {
-            if case .plaintext = try requireDatabaseFile(database) { throw DatabaseError.notEncrypted(path: database) }
-            let currentKey = try key.key(prompt: "Current key for \(database): ")
-            // Refuse a wrong current key before asking for a new one, and
-            // learn the settings that open the file.
-            let opened = try openForReading(database, key: currentKey, options: cipher.databaseOptions())
-            let current = opened.cipher ?? cipher.settings
-            opened.close()
-            if let format = cipher.format, format != current.format {
-                // --format describes the file as it is; --new-format sets the one written.
-                throw CLIError("\(database) is in the \(current.format.rawValue) format, not \(format.rawValue): to convert it, use --new-format \(format.rawValue).")
-            }
-            let written = newCipher.settings(current: current)
-            let replacement = try newKey.newKey(prompt: "New key for \(database): ")
-            var options = ExportOptions()
-            options.replaceHardLinkedFile = force
-            options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
-            try replacement.using(inUse: { $0.mayOpen(database, cipher: written ?? current) }, note: printError) { newKey in
-                try DatabaseEncryption.changeKey(database, from: currentKey, cipher: current, to: newKey, newCipher: written, options: options)
-            }
-            try StandardStreams.say("Changed the key of \(database)\(replacement.madeIn.map { " to a new key kept in \($0.store.name) as \($0.name)" } ?? "").")
+        if case .plaintext = try requireDatabaseFile(database) { throw DatabaseError.notEncrypted(path: database) }
+        let currentKey = try key.key(prompt: "Current key for \(database): ")
+        // Refuse a wrong current key before asking for a new one, and
+        // learn the settings that open the file.
+        let opened = try openForReading(database, key: currentKey, options: cipher.databaseOptions())
+        let current = opened.cipher ?? cipher.settings
+        opened.close()
+        if let format = cipher.format, format != current.format {
+            // --format describes the file as it is; --new-format sets the one written.
+            throw CLIError("\(database) is in the \(current.format.rawValue) format, not \(format.rawValue): to convert it, use --new-format \(format.rawValue).")
         }
+        let written = newCipher.settings(current: current)
+        let replacement = try newKey.newKey(prompt: "New key for \(database): ")
+        var options = ExportOptions()
+        options.replaceHardLinkedFile = force
+        options.progress = ProgressBar.callback(label: "Re-keying", pageSize: (written ?? current).effectivePageSize)
+        try replacement.using(inUse: { $0.mayOpen(database, cipher: written ?? current) }, note: printError) { newKey in
+            try DatabaseEncryption.changeKey(database, from: currentKey, cipher: current, to: newKey, newCipher: written, options: options)
+        }
+        try StandardStreams.say("Changed the key of \(database)\(replacement.madeIn.map { " to a new key kept in \($0.store.name) as \($0.name)" } ?? "").")
     }
 }

@@ -30,22 +30,15 @@ enum ExitStatus {
     }
 }
 
-/// Runs a command's work, turning every error into one sentence on stderr
-/// and its exit status.
-func reportingErrors(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as ValidationError {
-        throw error
-    } catch let error as any DBCryptError {
-        printError(commandLineDescription(error))
-        throw ExitCode(ExitStatus.of(error))
-    } catch {
+/// Exits for an error a command's work threw: one sentence on stderr and
+/// its exit status.
+func exitFailing(_ error: any Error) -> Never {
+    guard let error = error as? any DBCryptError else {
         printError("\(error)")
-        throw ExitCode(ExitStatus.failure)
+        exit(ExitStatus.failure)
     }
+    printError(commandLineDescription(error))
+    exit(ExitStatus.of(error))
 }
 
 /// Runs `body`, which uses `database` once it is open: damage met there
@@ -88,9 +81,9 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
     case CipherError.invalidSetting(name: "cipher_salt", _):
         "\(error.description) On the command line, give it with --salt HEX."
     case let BackupError.noBackup(location):
-        "\(location) holds no backup: start one with dbcrypt backup --continuous."
+        "\(location) holds no backup: start one with dbcrypt backup continuous."
     case let BackupError.notAReceipt(path):
-        "\(path) is not a receipt: give the file dbcrypt backup --continuous --receipt wrote."
+        "\(path) is not a receipt: give the file dbcrypt backup continuous --receipt wrote."
     case let KeyStoreError.notFound(store, item) where store == ServiceCredentials().name:
         "There is no credential \(item) in $CREDENTIALS_DIRECTORY: give it with LoadCredential=\(item):PATH in the service's unit, or check the name."
     case let KeyStoreError.notFound(store, item):

@@ -30,7 +30,7 @@ struct Restore: ParsableCommand {
     @Option(help: ArgumentHelp("Restore the last commit shipped by this time.", valueName: "TIME"))
     var at: String?
 
-    @Option(help: ArgumentHelp("Restore this commit (as dbcrypt backup --continuous printed it).", valueName: "N"))
+    @Option(help: ArgumentHelp("Restore this commit (as dbcrypt backup continuous printed it).", valueName: "N"))
     var commit: UInt64?
 
     @Flag(help: "Restore the last commit the backup holds (the default).")
@@ -40,7 +40,7 @@ struct Restore: ParsableCommand {
     var force = false
 
     @Option(name: .customLong("expect-at-least"),
-            help: ArgumentHelp("Refuse a backup rolled back to before this receipt's commit, or replaced (the file dbcrypt backup --continuous --receipt wrote).",
+            help: ArgumentHelp("Refuse a backup rolled back to before this receipt's commit, or replaced (the file dbcrypt backup continuous --receipt wrote).",
                                valueName: "RECEIPT"))
     var expectAtLeast: String?
 
@@ -58,25 +58,23 @@ struct Restore: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            var isDirectory: ObjCBool = false
-            guard destination.hasPrefix("s3://") || FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory) && isDirectory.boolValue else {
-                throw CLIError("No backup directory at \(destination): give the directory dbcrypt backup --continuous wrote.")
-            }
-            let target: ContinuousBackup.RestoreTarget = if let commit { .commit(commit) } else if let at { .time(Self.time(at)!) } else { .latest }
-            let receipt = try expectAtLeast.map(BackupReceipt.init(contentsOf:))
-            let databaseKey = try key.key(prompt: "Key for the database backed up in \(destination): ")
-            var options = ExportOptions()
-            options.replaceExisting = force
-            let storage = try storage.storage(destination)
-            let restored = try ContinuousBackup.restore(from: storage, key: databaseKey, cipher: cipher.settings, to: output, target: target,
-                                                        expecting: receipt, options: options)
-            if let problem = restored.problem {
-                printError("note: \(problem); restored the last commit before it.")
-            }
-            if let skipped = restored.skipped { printError("note: \(skipped).") }
-            try StandardStreams.say("Restored commit \(restored.commit), shipped at \(ISO8601DateFormatter().string(from: restored.time)), from \(destination) to \(output).")
+        var isDirectory: ObjCBool = false
+        guard destination.hasPrefix("s3://") || FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory) && isDirectory.boolValue else {
+            throw CLIError("No backup directory at \(destination): give the directory dbcrypt backup continuous wrote.")
         }
+        let target: ContinuousBackup.RestoreTarget = if let commit { .commit(commit) } else if let at { .time(Self.time(at)!) } else { .latest }
+        let receipt = try expectAtLeast.map(BackupReceipt.init(contentsOf:))
+        let databaseKey = try key.key(prompt: "Key for the database backed up in \(destination): ")
+        var options = ExportOptions()
+        options.replaceExisting = force
+        let storage = try storage.storage(destination)
+        let restored = try ContinuousBackup.restore(from: storage, key: databaseKey, cipher: cipher.settings, to: output, target: target,
+                                                    expecting: receipt, options: options)
+        if let problem = restored.problem {
+            printError("note: \(problem); restored the last commit before it.")
+        }
+        if let skipped = restored.skipped { printError("note: \(skipped).") }
+        try StandardStreams.say("Restored commit \(restored.commit), shipped at \(ISO8601DateFormatter().string(from: restored.time)), from \(destination) to \(output).")
     }
 
     /// `text` as ISO 8601 or seconds since 1970 (up to the year 9999).

@@ -74,24 +74,22 @@ struct SQL: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors {
-            let databaseKey = try ShellSession.key(of: database, create: create, from: key)
-            var options = cipher.databaseOptions(salt: salt.flatMap(saltBytes))
-            if let plaintextHeader { options.cipher.plaintextHeaderSize = plaintextHeader }
-            options.create = create
-            options.acceptsDamagedWriteAheadLog = acceptWalLoss
-            guard let sql else {
-                return try ShellSession(database: database, key: databaseKey, keyVariable: key.environment, newKey: newKey, cipher: cipher, options: options,
-                                        keepsHistory: history).run()
-            }
-            let db = try Database(path: database, key: databaseKey, options: options)
-            try db.closing {
-                try namingDamage(of: database) {
-                    // On a terminal, what the database holds cannot drive it; to a file or a pipe, the data as it is.
-                    let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, exactReals: true,
-                                                    escape: isatty(STDOUT_FILENO) == 1 ? .ascii : .off, reading: db)
-                    try db.executeScript(sql) { cursor in try printer.print(cursor) { try StandardStreams.write(Data($0)) } }
-                }
+        let databaseKey = try ShellSession.key(of: database, create: create, from: key)
+        var options = cipher.databaseOptions(salt: salt.flatMap(saltBytes))
+        if let plaintextHeader { options.cipher.plaintextHeaderSize = plaintextHeader }
+        options.create = create
+        options.acceptsDamagedWriteAheadLog = acceptWalLoss
+        guard let sql else {
+            return try ShellSession(database: database, key: databaseKey, keyVariable: key.environment, newKey: newKey, cipher: cipher, options: options,
+                                    keepsHistory: history).run()
+        }
+        let db = try Database(path: database, key: databaseKey, options: options)
+        try db.closing {
+            try namingDamage(of: database) {
+                // On a terminal, what the database holds cannot drive it; to a file or a pipe, the data as it is.
+                let printer = try ResultPrinter(mode: json ? .json : csv ? .csv : .column, headers: true, exactReals: true,
+                                                escape: isatty(STDOUT_FILENO) == 1 ? .ascii : .off, reading: db)
+                try db.executeScript(sql) { cursor in try printer.print(cursor) { try StandardStreams.write(Data($0)) } }
             }
         }
     }

@@ -37,29 +37,27 @@ struct Schema: ParsableCommand {
     @OptionGroup(title: "Cipher settings of the database, if not a standard format") var cipher: CipherOptions
 
     func run() throws {
-        try reportingErrors {
-            var migrator = SchemaMigrator()
-            migrator.baselineFromUserVersion = baselineFromUserVersion
-            try migrator.loadDirectory(dir)
-            let format = try FileFormat.detect(at: database)
-            let databaseKey = try key.keyIfNeeded(for: database, format: format, creates: true)
-            var options = cipher.databaseOptions()
-            options.create = true
-            let db = try Database(path: database, key: databaseKey, options: options)
-            try db.closing {
-                if status {
-                    try requireIntact(db)
-                    for entry in try migrator.status(db) {
-                        try StandardStreams.say(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
-                    }
-                    return
+        var migrator = SchemaMigrator()
+        migrator.baselineFromUserVersion = baselineFromUserVersion
+        try migrator.loadDirectory(dir)
+        let format = try FileFormat.detect(at: database)
+        let databaseKey = try key.keyIfNeeded(for: database, format: format, creates: true)
+        var options = cipher.databaseOptions()
+        options.create = true
+        let db = try Database(path: database, key: databaseKey, options: options)
+        try db.closing {
+            if status {
+                try requireIntact(db)
+                for entry in try migrator.status(db) {
+                    try StandardStreams.say(String(format: "%04d", entry.number) + "_\(entry.name)  " + (entry.appliedAt.map { "applied \($0)" } ?? "pending"))
                 }
-                // Writing to a damaged file can only make it worse.
-                if try migrator.status(db).contains(where: { $0.appliedAt == nil }) { try requireIntact(db) }
-                let applied = try migrator.migrate(db)
-                for migration in applied { try StandardStreams.say("applied \(migration.source == "code" ? migration.name : migration.source)") }
-                if applied.isEmpty { try StandardStreams.say("up to date: no pending migration") }
+                return
             }
+            // Writing to a damaged file can only make it worse.
+            if try migrator.status(db).contains(where: { $0.appliedAt == nil }) { try requireIntact(db) }
+            let applied = try migrator.migrate(db)
+            for migration in applied { try StandardStreams.say("applied \(migration.source == "code" ? migration.name : migration.source)") }
+            if applied.isEmpty { try StandardStreams.say("up to date: no pending migration") }
         }
     }
 

@@ -63,7 +63,7 @@ final class BackgroundCheckpointer: Sendable {
 
     /// How long a RESTART in a commit waits for readers of other processes,
     /// in milliseconds: one may hold its read for as long as it likes
-    /// (`dbcrypt backup --continuous` always holds one), and the commit
+    /// (`dbcrypt backup continuous` always holds one), and the commit
     /// must not wait the busy timeout for it.
     static let restartWait: Int32 = 100
     /// The writer's busy timeout in milliseconds, set back after a RESTART,
