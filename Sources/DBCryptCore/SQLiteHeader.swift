@@ -50,12 +50,22 @@ package struct SQLiteHeader {
         changeCounter == versionValidFor && pageCount > 0 ? Int(pageCount) : nil
     }
 
-    /// Whether the first page of a file is a plaintext SQLite database's: the
-    /// magic, a valid header, the reserved-for-expansion bytes 72-91 zero and
-    /// a b-tree page type at byte 100. A SQLCipher file with a plaintext
-    /// header has the magic too, but its bytes past the header are encrypted.
+    /// Whether the first page of a file is a plaintext SQLite database's:
+    /// the magic, a valid header and ``hasPageOneLayout(_:)``. A SQLCipher
+    /// file with a plaintext header has the magic too, but its bytes past
+    /// the header are encrypted.
     package static func isPlaintextDatabase(_ page: [UInt8]) -> Bool {
-        guard page.count > 100, Array(page[0..<16]) == magic, SQLiteHeader(page) != nil else { return false }
-        return page[72..<92].allSatisfy { $0 == 0 } && [2, 5, 10, 13].contains(page[100])
+        page.count > 100 && Array(page[0..<16]) == magic && SQLiteHeader(page) != nil && hasPageOneLayout(page)
+    }
+
+    /// Whether `start`, the first bytes of a file or of a decrypted page 1,
+    /// holds what SQLite writes on page 1 of every database past the fields
+    /// ``init(_:)`` checks: zero in bytes 72-91 (reserved for expansion), and
+    /// at byte 100 the type of a table b-tree page (5 or 13: page 1 is the
+    /// schema table's root). Only the bytes `start` holds are looked at.
+    /// A plaintext header (32 bytes in iOS apps, at most 96) ends before one
+    /// of the two, so a SQLCipher file that has one fails this test.
+    package static func hasPageOneLayout(_ start: [UInt8]) -> Bool {
+        (start.count < 92 || start[72..<92].allSatisfy { $0 == 0 }) && (start.count <= 100 || [5, 13].contains(start[100]))
     }
 }

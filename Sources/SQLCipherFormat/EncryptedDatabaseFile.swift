@@ -143,9 +143,9 @@ public final class EncryptedDatabaseFile {
 
     /// Whether page 1 in `start` is this key's under `cipher`'s settings: its
     /// HMAC, or with no HMAC (SQLCipher 1), bytes that only the right key
-    /// decrypts to what SQLite writes: the 20 zero bytes at 72-91 and a
-    /// b-tree page type at 100, besides a header with the page size of those
-    /// settings and room for their reserve; and the first encrypted block,
+    /// decrypts to what SQLite writes on page 1 (`SQLiteHeader.hasPageOneLayout`),
+    /// besides a header with the page size of those settings and room for
+    /// their reserve; and the first encrypted block,
     /// which only the IV where these settings keep it decrypts (SQLCipher 4
     /// in SQLCipher 1's compatibility reserves more than the IV). Bytes in
     /// the clear prove nothing: a plaintext header that covers bytes 72-91
@@ -157,7 +157,7 @@ public final class EncryptedDatabaseFile {
             if cipher.authenticates { return cipher.authenticates(page, number: 1) ? .matches : .differs }
             guard cipher.layout.plaintextHeaderSize <= 72, let plain = decryptedPage(page, cipher),
                   let header = SQLiteHeader(plain), header.pageSize == size, header.reserve >= cipher.layout.reserveSize,
-                  plain[72..<92].allSatisfy({ $0 == 0 }), [2, 5, 10, 13].contains(plain[100]) else { return .differs }
+                  SQLiteHeader.hasPageOneLayout(plain) else { return .differs }
             if firstBlockIsSQLites(plain, layout: cipher.layout) { return .matches }
             return header.reserve > cipher.layout.reserveSize ? .decryptsWithLargerReserve(Int(header.reserve)) : .differs
         }

@@ -7,6 +7,33 @@ import XCTest
 /// A decryption falls back on the page reader it is given for a file the
 /// linked SQLCipher cannot open, and says which reader decrypted.
 final class PageReaderFallbackTests: XCTestCase {
+    /// Every plaintext header size (16 to 96 bytes) leaves a file that is
+    /// not taken for a plaintext database, and decrypts given its salt (the
+    /// page reader finds the size). At 96 bytes, 72-91 are in the clear and zero: only byte 100,
+    /// encrypted, tells it from SQLite's page 1.
+    func testEveryPlaintextHeaderSizeIsAnEncryptedFile() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let standard = dir.appendingPathComponent("standard.db").path
+        let db = try makeDatabase(standard, key: TestKeys.key)
+        try db.execute("CREATE TABLE note(title TEXT); INSERT INTO note VALUES ('in a shared container')")
+        db.close()
+        let file = try EncryptedDatabaseFile(path: standard, key: TestKeys.key)
+        var options = ExportOptions()
+        options.pageReader = EncryptedDatabaseFile.self
+        for size in stride(from: 16, through: 96, by: 16) {
+            let shared = dir.appendingPathComponent("shared-\(size).db").path
+            _ = try file.convertHeader(to: shared, plaintextHeaderSize: size)
+            XCTAssertEqual(try FileFormat.detect(at: shared), .notPlaintext, "\(size)")
+            XCTAssertTrue(EncryptedDatabaseFile.hasPlaintextHeader(at: shared), "\(size)")
+            let plain = dir.appendingPathComponent("plain-\(size).db").path
+            let settings = CipherSettings(.sqlcipher4, salt: file.salt)
+            _ = try DatabaseEncryption.decrypt(shared, key: TestKeys.key, cipher: settings, to: plain, options: options)
+            let copy = try Database(path: plain)
+            XCTAssertEqual(try copy.fetchScalar(String.self, "SELECT title FROM note"), "in a shared container", "\(size)")
+            copy.close()
+        }
+    }
+
     func testAPlaintextHeaderFileDecryptsWhereverTheLinkedSQLCipherCannot() throws {
         let dir = try makeTemporaryDirectory(self)
         let standard = dir.appendingPathComponent("standard.db").path

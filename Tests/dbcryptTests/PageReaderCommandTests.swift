@@ -103,6 +103,30 @@ final class PageReaderCommandTests: XCTestCase {
         db.close()
     }
 
+    /// The widest plaintext header `header` writes, 96 bytes, leaves bytes
+    /// 72-91 in the clear and zero, as a plaintext database has them: the
+    /// file is still an encrypted one to every command (it was "damaged").
+    func testANinetySixBytePlaintextHeaderIsStillAnEncryptedFile() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
+        let header = try dbcrypt(["header", path, "--plaintext-header", "96", "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(header.status, 0, header.stderr)
+        let salt = String(try XCTUnwrap(header.stdout.split(separator: "\n").first { $0.hasPrefix("salt: ") }).dropFirst(6))
+
+        let outside = try dbcrypt(["info", path])
+        XCTAssertEqual(outside.status, 0, outside.stderr)
+        XCTAssertTrue(outside.stdout.contains("header: plaintext SQLite header, encrypted pages"), outside.stdout)
+        let info = try dbcrypt(["info", path, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stdout.contains("96-byte plaintext header"), info.stdout)
+        let plain = dir.appendingPathComponent("plain.db").path
+        let decrypt = try dbcrypt(["decrypt", path, "-o", plain, "--key-env", "KEY", "--salt", salt], environment: keyEnvironment)
+        XCTAssertEqual(decrypt.status, 0, decrypt.stderr)
+        XCTAssertEqual(try titles(plain).count, 200)
+    }
+
     /// A plaintext header puts page 1's page size and reserve in the clear,
     /// which SQLCipher 1's settings (no HMAC) used to take as proof of the
     /// key: any key "opened" the file, and `header` rewrote page 1 with it.

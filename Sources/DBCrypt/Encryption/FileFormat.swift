@@ -19,15 +19,16 @@ public enum FileFormat: Equatable, Sendable {
     /// A file of zero bytes, which SQLite and SQLCipher treat as a new database.
     case empty
     /// A plaintext SQLite database: its header starts `SQLite format 3\0`,
-    /// and its bytes 72-91 are zero as SQLite writes them (behind a
-    /// plaintext header of up to 80 bytes they are encrypted).
+    /// and its first page is laid out as SQLite writes page 1
+    /// (`SQLiteHeader.hasPageOneLayout`), which encrypted bytes behind a
+    /// plaintext header are not.
     case plaintext(pageSize: Int, userVersion: Int32)
     /// Anything else: an encrypted database (SQLCipher's header is random
     /// salt, or a plaintext header followed by encrypted bytes) or a file
     /// that is not a database. Only a key tells which.
     case notPlaintext
 
-    /// Reads the first 100 bytes of the file at `path` (keeping this
+    /// Reads the first 101 bytes of the file at `path` (keeping this
     /// process's locks on it: see `FileReader`).
     ///
     /// - throws: ``DatabaseError/isDirectory(path:)``,
@@ -42,7 +43,7 @@ public enum FileFormat: Equatable, Sendable {
     static func detectWithHeader(at path: String) throws -> (format: FileFormat, hasPlaintextHeader: Bool) {
         let start: [UInt8]?
         do {
-            start = try FileReader.start(of: path, count: 100)
+            start = try FileReader.start(of: path, count: 101)
         } catch {
             throw DatabaseError(error)
         }
@@ -50,9 +51,7 @@ public enum FileFormat: Equatable, Sendable {
         let filled = header.count
         if filled == 0 { return (.empty, false) }
         guard filled >= 16, Array(header[0..<16]) == SQLiteHeader.magic else { return (.notPlaintext, false) }
-        // Bytes 72-91 of a SQLite header are zero; a file whose plaintext
-        // header (32 bytes, in iOS apps) ends before them has encrypted bytes there.
-        if filled >= 92, !header[72..<92].allSatisfy({ $0 == 0 }) { return (.notPlaintext, true) }
+        if !SQLiteHeader.hasPageOneLayout(header) { return (.notPlaintext, true) }
         let rawPageSize = filled >= 18 ? Int(header[16]) << 8 | Int(header[17]) : 0
         let userVersion = filled >= 64
             ? Int32(bitPattern: UInt32(header[60]) << 24 | UInt32(header[61]) << 16 | UInt32(header[62]) << 8 | UInt32(header[63]))
