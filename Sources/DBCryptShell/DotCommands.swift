@@ -226,12 +226,13 @@ extension Shell {
         try output.write(text)
     }
 
-    /// `.schema`: every CREATE statement, each ended by a semicolon.
+    /// `.schema`: every CREATE statement, each ended by a semicolon, in the
+    /// order they were made (as the sqlite3 shell lists them).
     private func printSchema(matching pattern: String?) throws {
         let statements: [String] = try queue.inDatabase { db in
             try db.fetchAll(String.self, """
                 SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-                AND (?1 IS NULL OR tbl_name LIKE ?1 OR name LIKE ?1) ORDER BY tbl_name, type DESC, name
+                AND (?1 IS NULL OR tbl_name LIKE ?1 OR name LIKE ?1) ORDER BY rowid
                 """, [pattern])
         }
         try output.write(statements.map { escape.apply($0) + ";\n" }.joined())

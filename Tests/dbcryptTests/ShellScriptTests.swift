@@ -178,6 +178,30 @@ final class ShellScriptTests: XCTestCase {
         XCTAssertEqual(none.stdout, "")
     }
 
+    /// `.schema` lists the statements in the order they were made, as the
+    /// shells of 3.4.1, 4.6.1 and 4.19 list them (a table's index after a
+    /// later table's trigger), and PATTERN matches a table's or an entry's name.
+    func testSchemaListsStatementsInTheOrderTheyWereMade() throws {
+        let run = try shell("""
+            CREATE TABLE zeta(a);
+            CREATE INDEX zeta_a ON zeta(a);
+            CREATE TABLE alpha(b);
+            CREATE TRIGGER alpha_t AFTER INSERT ON alpha BEGIN SELECT 1; END;
+            CREATE INDEX alpha_b ON alpha(b);
+            .schema
+            .schema a%
+
+            """, command: "sql")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let alpha = """
+            CREATE TABLE alpha(b);
+            CREATE TRIGGER alpha_t AFTER INSERT ON alpha BEGIN SELECT 1; END;
+            CREATE INDEX alpha_b ON alpha(b);
+
+            """
+        XCTAssertTrue(run.stdout.hasSuffix("CREATE TABLE zeta(a);\nCREATE INDEX zeta_a ON zeta(a);\n" + alpha + alpha), run.stdout)
+    }
+
     /// Every dot-command of a script, as the sqlite3 shell's behave.
     func testDotCommands() throws {
         let script = directory.appendingPathComponent("script.sql").path
