@@ -61,11 +61,19 @@ package struct SQLiteHeader {
     /// Whether `start`, the first bytes of a file or of a decrypted page 1,
     /// holds what SQLite writes on page 1 of every database past the fields
     /// ``init(_:)`` checks: zero in bytes 72-91 (reserved for expansion), and
-    /// at byte 100 the type of a table b-tree page (5 or 13: page 1 is the
-    /// schema table's root). Only the bytes `start` holds are looked at.
-    /// A plaintext header (32 bytes in iOS apps, at most 96) ends before one
-    /// of the two, so a SQLCipher file that has one fails this test.
+    /// from byte 100 the header of a table b-tree page (page 1 is the schema
+    /// table's root): type 5 or 13, its cell content starting within the
+    /// page (0 is 65536), at most 60 fragmented bytes. Only the bytes `start`
+    /// holds are looked at. A plaintext header (32 bytes in iOS apps, at
+    /// most 96) ends before these bytes, so a SQLCipher file that has one
+    /// fails this test but for a chance of 1 in thousands at 96 bytes.
     package static func hasPageOneLayout(_ start: [UInt8]) -> Bool {
-        (start.count < 92 || start[72..<92].allSatisfy { $0 == 0 }) && (start.count <= 100 || [5, 13].contains(start[100]))
+        guard start.dropFirst(72).prefix(20).allSatisfy({ $0 == 0 }) else { return false }
+        let tree = start.dropFirst(100).prefix(8)
+        guard let type = tree.first else { return true }
+        guard type == 5 || type == 13 else { return false }
+        guard tree.count == 8 else { return true }
+        let rawSize = Int(start[16]) << 8 | Int(start[17]), contentStart = Int(start[105]) << 8 | Int(start[106])
+        return (contentStart == 0 ? 65_536 : contentStart) <= (rawSize == 1 ? 65_536 : rawSize) && start[107] <= 60
     }
 }
