@@ -62,18 +62,22 @@ package struct SQLiteHeader {
     /// holds what SQLite writes on page 1 of every database past the fields
     /// ``init(_:)`` checks: zero in bytes 72-91 (reserved for expansion), and
     /// from byte 100 the header of a table b-tree page (page 1 is the schema
-    /// table's root): type 5 or 13, its cell content starting within the
-    /// page (0 is 65536), at most 60 fragmented bytes. Only the bytes `start`
-    /// holds are looked at. A plaintext header (32 bytes in iOS apps, at
-    /// most 96) ends before these bytes, so a SQLCipher file that has one
-    /// fails this test but for a chance of 1 in thousands at 96 bytes.
+    /// table's root) that fits the page: type 5 or 13, a first free block
+    /// inside the page, room before the cell content for the cell pointers,
+    /// at most 60 fragmented bytes. Only the bytes `start` holds are looked
+    /// at. A plaintext header (32 bytes in iOS apps, at most 96) ends before
+    /// these bytes; at 96, encrypted bytes pass for such a b-tree header
+    /// about once in millions.
     package static func hasPageOneLayout(_ start: [UInt8]) -> Bool {
         guard start.dropFirst(72).prefix(20).allSatisfy({ $0 == 0 }) else { return false }
-        let tree = start.dropFirst(100).prefix(8)
+        let tree = Array(start.dropFirst(100).prefix(8))
         guard let type = tree.first else { return true }
         guard type == 5 || type == 13 else { return false }
         guard tree.count == 8 else { return true }
-        let rawSize = Int(start[16]) << 8 | Int(start[17]), contentStart = Int(start[105]) << 8 | Int(start[106])
-        return (contentStart == 0 ? 65_536 : contentStart) <= (rawSize == 1 ? 65_536 : rawSize) && start[107] <= 60
+        func field(_ at: Int) -> Int { Int(tree[at]) << 8 | Int(tree[at + 1]) }
+        let rawSize = Int(start[16]) << 8 | Int(start[17]), pageSize = rawSize == 1 ? 65_536 : rawSize
+        let freeBlock = field(1), cells = field(3), contentStart = field(5) == 0 ? 65_536 : field(5)
+        let pointersEnd = 100 + (type == 13 ? 8 : 12) + 2 * cells
+        return freeBlock < pageSize && pointersEnd <= contentStart && contentStart <= pageSize && tree[7] <= 60
     }
 }

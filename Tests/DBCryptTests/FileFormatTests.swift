@@ -1,3 +1,4 @@
+import DBCryptCore
 import Foundation
 import XCTest
 @testable import DBCrypt
@@ -29,6 +30,26 @@ final class FileFormatTests: XCTestCase {
 
         XCTAssertThrowsError(try FileFormat.detect(at: dir.path)) { error in
             XCTAssertEqual(error as? DatabaseError, .isDirectory(path: dir.path))
+        }
+    }
+
+    /// Page 1 as SQLite writes it passes the layout test whatever it holds:
+    /// no table left, full of cells, split into an interior page (type 5) with a
+    /// free block and fragments, at the smallest and the largest page size.
+    func testEveryPlaintextDatabaseIsPlaintext() throws {
+        let dir = try makeTemporaryDirectory(self)
+        for (pageSize, tables) in [(512, 0), (512, 40), (4096, 0), (4096, 300), (65536, 0)] {
+            let path = dir.appendingPathComponent("plain-\(pageSize)-\(tables).db").path
+            let db = try Database(path: path)
+            try db.execute("PRAGMA page_size = \(pageSize); CREATE TABLE first(x); DROP TABLE first")
+            for table in 0..<tables { try db.execute("CREATE TABLE t\(table)(x); CREATE INDEX i\(table) ON t\(table)(x)") }
+            // Dropping every third table leaves free blocks and fragments on the schema's pages.
+            for table in stride(from: 0, to: tables, by: 3) { try db.execute("DROP TABLE t\(table)") }
+            db.close()
+            let page = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(pageSize))
+            if tables > 40 { XCTAssertEqual(page[100], 5, "page 1 is an interior page") }
+            XCTAssertTrue(SQLiteHeader.hasPageOneLayout(page), "\(pageSize) \(tables)")
+            XCTAssertEqual(try FileFormat.detect(at: path), .plaintext(pageSize: pageSize, userVersion: 0))
         }
     }
 }
