@@ -7,16 +7,23 @@ import XCTest
 /// A decryption falls back on the page reader it is given for a file the
 /// linked SQLCipher cannot open, and says which reader decrypted.
 final class PageReaderFallbackTests: XCTestCase {
-    /// Every plaintext header size (16 to 96 bytes) leaves a file that is
-    /// not taken for a plaintext database, and decrypts given its salt (the
-    /// page reader finds the size). At 96 bytes, 72-91 are in the clear and zero: only byte 100,
-    /// encrypted, tells it from SQLite's page 1.
-    func testEveryPlaintextHeaderSizeIsAnEncryptedFile() throws {
+    /// An encrypted database in the standard layout, with one note, in a new directory.
+    private func makeStandardDatabase() throws -> (dir: URL, path: String) {
         let dir = try makeTemporaryDirectory(self)
-        let standard = dir.appendingPathComponent("standard.db").path
-        let db = try makeDatabase(standard, key: TestKeys.key)
+        let path = dir.appendingPathComponent("standard.db").path
+        let db = try makeDatabase(path, key: TestKeys.key)
         try db.execute("CREATE TABLE note(title TEXT); INSERT INTO note VALUES ('in a shared container')")
         db.close()
+        return (dir, path)
+    }
+
+    /// Every plaintext header size (16 to 96 bytes) leaves a file that is
+    /// not taken for a plaintext database, and decrypts given its salt (the
+    /// page reader finds the size). At 96 bytes, 72-91 are in the clear and
+    /// zero: only the b-tree header from byte 100, encrypted, tells it from
+    /// SQLite's page 1.
+    func testEveryPlaintextHeaderSizeIsAnEncryptedFile() throws {
+        let (dir, standard) = try makeStandardDatabase()
         let file = try EncryptedDatabaseFile(path: standard, key: TestKeys.key)
         var options = ExportOptions()
         options.pageReader = EncryptedDatabaseFile.self
@@ -35,11 +42,7 @@ final class PageReaderFallbackTests: XCTestCase {
     }
 
     func testAPlaintextHeaderFileDecryptsWhereverTheLinkedSQLCipherCannot() throws {
-        let dir = try makeTemporaryDirectory(self)
-        let standard = dir.appendingPathComponent("standard.db").path
-        let db = try makeDatabase(standard, key: TestKeys.key)
-        try db.execute("CREATE TABLE note(title TEXT); INSERT INTO note VALUES ('in a shared container')")
-        db.close()
+        let (dir, standard) = try makeStandardDatabase()
         let shared = dir.appendingPathComponent("shared.db").path
         let file = try EncryptedDatabaseFile(path: standard, key: TestKeys.key)
         _ = try file.convertHeader(to: shared, plaintextHeaderSize: 32)
