@@ -107,8 +107,8 @@ extension EncryptedDatabaseFile {
     /// there is no log for pages of this size, or no commit in it.
     private func committedLog() throws -> (frames: CommittedFrames, pages: [UInt32: Int], databaseSize: Int)? {
         try readingFiles {
-            guard let generation = try CommittedFrames.generation(of: path + "-wal"), generation.pageSize == layout.pageSize else { return nil }
-            let frames = try CommittedFrames.read(path + "-wal", generation: generation)
+            guard let generation = try CommittedFrames.generation(of: CompanionFile.wal.path(of: path)), generation.pageSize == layout.pageSize else { return nil }
+            let frames = try CommittedFrames.read(CompanionFile.wal.path(of: path), generation: generation)
             let latest = frames.latestPages()
             guard let size = latest.databasePages else { return nil }
             return (frames, latest.pages, Int(size))

@@ -73,9 +73,9 @@ func commandLineDescription(_ error: any DBCryptError) -> String {
     case let DatabaseError.destinationExists(path):
         "\(path) already exists: choose another output, or pass --force to replace it."
     case let DatabaseError.damaged(path, reason) where WriteAheadLogFile.hasFrames(besideDatabaseAt: path):
-        "\(path) is damaged (\(reason)), or its write-ahead log \(path)-wal is another database's: nothing was changed; dbcrypt check names the pages and frames."
+        "\(path) is damaged (\(reason)), or its write-ahead log \(CompanionFile.wal.path(of: path)) is another database's: nothing was changed; dbcrypt check names the pages and frames."
     case let DatabaseError.damagedWriteAheadLog(path, reason):
-        "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
+        "The write-ahead log \(CompanionFile.wal.path(of: path)) is damaged: \(reason). Nothing was changed: restore it from a backup, or give up those transactions with dbcrypt sql \(path) \"PRAGMA wal_checkpoint(TRUNCATE)\" --accept-wal-loss."
     case let DatabaseError.hardLinked(path, links):
         "\(path) has \(links - 1) other name(s) (hard links), which would keep its old content after the change: remove them, or pass --force to accept that."
     case CipherError.invalidSetting(name: "cipher_salt", _):

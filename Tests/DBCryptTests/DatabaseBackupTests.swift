@@ -228,6 +228,32 @@ final class DatabaseBackupTests: XCTestCase {
         XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM item") }, Self.rows)
     }
 
+    /// SQLite keeps the log of a database opened through a symbolic link
+    /// beside the link's target. A backup through the link copies the
+    /// commits still in that log (it used to copy the main file alone).
+    func testBackupThroughASymbolicLinkCopiesTheCommitsInTheTargetsLog() throws {
+        let dir = try makeTemporaryDirectory(self)
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("data"), withIntermediateDirectories: false)
+        let link = dir.appendingPathComponent("app.db").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "data/real.db")
+        var wal = Database.Options()
+        wal.journalMode = .wal
+        let writer = try Database(path: link, key: key, options: wal)
+        defer { writer.close() }
+        try writer.execute("PRAGMA wal_autocheckpoint = 0; CREATE TABLE item(x); INSERT INTO item VALUES (1), (2), (3)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: link + "-wal"))
+        XCTAssertEqual(CompanionFile.wal.path(of: link), try FilePaths.target(of: link) + "-wal")
+        XCTAssertTrue(WriteAheadLogFile.hasFrames(besideDatabaseAt: link), "the commits are in the log beside data/real.db")
+
+        let queue = try DatabaseQueue(path: link, key: key)
+        let copy = dir.appendingPathComponent("copy.db").path
+        try queue.backup(to: copy)
+        try queue.close()
+        let db = try Database(path: copy, key: key)
+        defer { db.close() }
+        XCTAssertEqual(try db.fetchScalar(Int.self, "SELECT count(*) FROM item"), 3)
+    }
+
     func testCancelledBackupLeavesNoFile() throws {
         let dir = try makeTemporaryDirectory(self)
         let pool = try makePool(dir)

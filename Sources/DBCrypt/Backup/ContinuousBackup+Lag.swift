@@ -38,7 +38,7 @@ extension ContinuousBackup {
         let position = shipping.withLock { $0 }
         let since = max(0, Date().timeIntervalSince(position.caughtUp))
         if position.lettingGo { return Lag(commits: nil, seconds: since) }
-        let wal = path + "-wal"
+        let wal = CompanionFile.wal.path(of: path)
         let commits = try DatabaseError.translating { () throws(FileError) -> Int in
             guard let current = try CommittedFrames.generation(of: wal) else { return 0 }
             // The log started over since: every commit in it is new.

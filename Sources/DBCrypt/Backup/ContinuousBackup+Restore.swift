@@ -126,7 +126,7 @@ extension ContinuousBackup {
                 throw BackupError.damaged(location: storage.location, reason: "commit \(plan.commit) is not in the records that should hold it")
             }
         }, check: { newFile in
-            defer { for suffix in ["-wal", "-shm"] { unlink(newFile + suffix) } }
+            defer { for companion in [CompanionFile.wal, .shm] { unlink(companion.path(of: newFile)) } }
             try checkRestored(newFile, key: key, settings: settings, source: storage.location)
         })
         return RestoredCommit(commit: plan.commit, time: plan.time, problem: plan.problem, skipped: plan.skipped)

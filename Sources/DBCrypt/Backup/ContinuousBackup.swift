@@ -367,7 +367,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// another generation than the one shipped from); zeros when it cannot
     /// be read. On `queue`.
     private func logSize() -> (bytes: Int64, unshipped: Int64) {
-        let wal = path + "-wal"
+        let wal = CompanionFile.wal.path(of: path)
         guard let generation = try? CommittedFrames.generation(of: wal),
               let frames = try? CommittedFrames.length(of: wal, generation: generation) else { return (0, 0) }
         let frameSize = Int64(WriteAheadLogFrame.headerSize + generation.pageSize)
@@ -378,7 +378,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// Whether the log is still the one shipped, with no commit after the
     /// last frame shipped (read while a read is held, so it cannot start over meanwhile).
     private func logEndsWhereTheShippingDid() -> Bool {
-        let wal = path + "-wal"
+        let wal = CompanionFile.wal.path(of: path)
         guard let current = try? CommittedFrames.generation(of: wal) else { return false }
         guard let generation = state.generation, current == generation else { return false }
         guard let more = try? CommittedFrames.read(wal, generation: generation, from: state.nextFrame, seed: state.seed, limit: 1) else {
@@ -465,7 +465,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// round, so a round ends even when the writer outpaces the destination
     /// (and snapshots, pruning and the log's restart still come).
     private func shipFrames() throws {
-        let wal = path + "-wal"
+        let wal = CompanionFile.wal.path(of: path)
         guard let generation = try DatabaseError.translating({ () throws(FileError) in try CommittedFrames.generation(of: wal) }) else { return }
         if generation != state.generation {
             // With a read always held, the log starts over only once every
@@ -617,7 +617,7 @@ public final class ContinuousBackup: @unchecked Sendable {
         lastSnapshot = catalog.snapshots.last(where: \.isComplete).map { Date(timeIntervalSince1970: Double($0.time) / 1000) }
         guard last.number == lastEntry.number else { return }
         state.previousMAC = last.mac
-        let wal = path + "-wal"
+        let wal = CompanionFile.wal.path(of: path)
         guard last.kind == .frames || last.isLastPart, let generation = try DatabaseError.translating({ () throws(FileError) in try CommittedFrames.generation(of: wal) }),
               generation.checkpointSequence == last.checkpointSequence, generation.salts == last.salts else { return }
         let (endFrame, endSeed): (Int, (UInt32, UInt32))

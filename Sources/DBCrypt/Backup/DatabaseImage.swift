@@ -41,7 +41,7 @@ struct DatabaseImage {
         var count = 0
         var end = generation?.checksum ?? (0, 0)
         if let generation, frameLimit != 0 {
-            let frames = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.read(path + "-wal", generation: generation) }
+            let frames = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.read(CompanionFile.wal.path(of: path), generation: generation) }
             count = frameLimit ?? frames.frameCount
             guard frames.frameCount >= count else { return nil }
             let latest = frames.latestPages(through: count)

@@ -103,7 +103,7 @@ struct SnapshotBackup {
         try reader.connection.run("BEGIN DEFERRED")
         defer { try? reader.connection.run("COMMIT") }
         _ = try reader.fetchScalar(Int.self, "SELECT count(*) FROM main.sqlite_master")
-        let generation = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.generation(of: path + "-wal") }
+        let generation = try DatabaseError.translating { () throws(FileError) in try CommittedFrames.generation(of: CompanionFile.wal.path(of: path)) }
         guard let image = try DatabaseImage(path: path, pageSize: generation?.pageSize ?? cipher.effectivePageSize, generation: generation)
               ?? DatabaseImage(path: path, pageSize: cipher.effectivePageSize, generation: nil) else {
             throw DatabaseError.cannotOpen(path: path, reason: "its pages cannot be read")
@@ -117,7 +117,7 @@ struct SnapshotBackup {
         }, check: { newFile in
             // The copy says WAL mode when the database does: the check's
             // connection makes a log and its index, removed after it.
-            defer { for suffix in ["-wal", "-shm"] { unlink(newFile + suffix) } }
+            defer { for companion in [CompanionFile.wal, .shm] { unlink(companion.path(of: newFile)) } }
             try Self.check(newFile, key: key, cipher: cipher, source: path)
         })
     }

@@ -32,7 +32,7 @@ extension WriteAheadLogFile {
 
         init(besideDatabaseAt path: String) {
             var info = stat()
-            guard stat(path + "-wal", &info) == 0 else { return }
+            guard stat(CompanionFile.wal.path(of: path), &info) == 0 else { return }
             size = Int64(info.st_size)
             #if canImport(Darwin)
             modified = info.st_mtimespec

@@ -26,7 +26,7 @@ extension Database {
             do {
                 try Database(path: path, key: key, options: writable).closeWithoutCheckpoint()
             } catch let error as DatabaseError {
-                if !FileManager.default.fileExists(atPath: path + "-journal") { rolledBack() }
+                if !FileManager.default.fileExists(atPath: CompanionFile.journal.path(of: path)) { rolledBack() }
                 if case .wrongKeyOrNotADatabase = error { throw error }
                 throw unfinished
             }

@@ -285,7 +285,7 @@ public final class Database {
         var fileID = ignoringLog ? nil : FileIdentity(path)
         if let fileID { OpenFiles.all.add(fileID) }
         // Opening a closed WAL database makes its log (see close()).
-        let logExisted = ignoringLog || access(path + "-wal", F_OK) == 0
+        let logExisted = ignoringLog || access(CompanionFile.wal.path(of: path), F_OK) == 0
         let code = sqlite3_open_v2(name, &handle, flags, options.exclusiveToThisProcess ? "unix-excl" : nil)
         guard code == SQLITE_OK, let handle else {
             let error = Self.openError(path: path, code: code, handle: handle)
@@ -361,7 +361,7 @@ public final class Database {
     /// its log is still empty: the connection's opening made it.
     private var madeEmptyLog: Bool {
         var log = stat()
-        return !connection.logExistedAtOpen && !connection.isClosed && stat(path + "-wal", &log) == 0 && log.st_size == 0
+        return !connection.logExistedAtOpen && !connection.isClosed && stat(CompanionFile.wal.path(of: path), &log) == 0 && log.st_size == 0
     }
 
     /// Opening a closed WAL database makes an empty log and its index beside

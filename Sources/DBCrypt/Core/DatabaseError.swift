@@ -217,17 +217,17 @@ public enum DatabaseError: Error, Equatable, CustomStringConvertible {
         case let .ownershipNotKept(path):
             return "The new copy of \(path) cannot be given the file's owner and group, so nothing was changed: run this as the file's owner or as root."
         case let .uncheckpointedReadOnlySource(path):
-            return "\(path) has a write-ahead log (\(path)-wal) that may hold changes not yet in the file, and reading them needs write access: close the apps using it (or open it once with write access) so the log is folded in, then try again."
+            return "\(path) has a write-ahead log (\(CompanionFile.wal.path(of: path))) that may hold changes not yet in the file, and reading them needs write access: close the apps using it (or open it once with write access) so the log is folded in, then try again."
         case let .fileSizeLimit(path):
             return "A file-size limit (ulimit -f) stopped writing beside \(path): nothing was changed; raise the limit and try again."
         case let .damaged(path, reason):
             return "\(path) is damaged (\(reason)): restore it from a backup."
         case let .damagedWriteAheadLog(path, reason):
-            return "The write-ahead log \(path)-wal is damaged: \(reason). Nothing was changed: restore it from a backup, or open the database accepting the loss."
+            return "The write-ahead log \(CompanionFile.wal.path(of: path)) is damaged: \(reason). Nothing was changed: restore it from a backup, or open the database accepting the loss."
         case let .writeAheadLogDoesNotDecrypt(path):
-            return "The write-ahead log \(path)-wal does not decrypt with the key that opens \(path): it belongs to another database, or is damaged. Nothing was changed: move it away (the database then opens as it was before that log), or put the right log beside it."
+            return "The write-ahead log \(CompanionFile.wal.path(of: path)) does not decrypt with the key that opens \(path): it belongs to another database, or is damaged. Nothing was changed: move it away (the database then opens as it was before that log), or put the right log beside it."
         case let .unfinishedTransaction(path):
-            return "\(path) has a transaction that a stopped process left unfinished (in \(path)-journal or -wal), and only a connection with write access can roll it back: open it once with write access, then try again."
+            return "\(path) has a transaction that a stopped process left unfinished (in \(CompanionFile.journal.path(of: path)) or -wal), and only a connection with write access can roll it back: open it once with write access, then try again."
         case .connectionClosed:
             return "The database connection is closed."
         case .reentrantQueueAccess:

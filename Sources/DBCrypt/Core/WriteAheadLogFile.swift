@@ -66,7 +66,7 @@ package enum WriteAheadLogFile {
     /// (`OpenFiles.contains(_:orElse:)`): the `-shm` is opened and closed
     /// directly.
     static func isOpenInAnotherProcess(besideDatabaseAt path: String) -> Bool {
-        let index = open(path + "-shm", O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let index = open(CompanionFile.shm.path(of: path), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         // An index this user may not read cannot tell: taken as live, the
         // log is left to SQLite, which reads it as it would without DBCrypt.
         if index < 0 && errno != ENOENT { return true }
@@ -82,6 +82,6 @@ package enum WriteAheadLogFile {
     /// header is beside `path`.
     package static func hasFrames(besideDatabaseAt path: String) -> Bool {
         var info = stat()
-        return stat(path + "-wal", &info) == 0 && info.st_size > 32 + 24
+        return stat(CompanionFile.wal.path(of: path), &info) == 0 && info.st_size > 32 + 24
     }
 }

@@ -105,9 +105,9 @@ struct Export {
             // Closing the old file's last connection deletes its (empty) WAL by
             // name; its shared-memory index is left for us to remove.
             source.close()
-            if SiblingFile.size(of: destinationPath + "-wal") == 0 {
-                unlink(destinationPath + "-wal")
-                unlink(destinationPath + "-shm")
+            if SiblingFile.size(of: CompanionFile.wal.path(of: destinationPath)) == 0 {
+                unlink(CompanionFile.wal.path(of: destinationPath))
+                unlink(CompanionFile.shm.path(of: destinationPath))
             }
         }
         progress?.finish()
@@ -130,11 +130,11 @@ struct Export {
         options.journalMode = .wal
         try Database(path: path, key: key, options: options).close()
         // The last connection's close folds the (empty) log in and deletes it.
-        guard SiblingFile.size(of: path + "-wal") == 0 else {
+        guard SiblingFile.size(of: CompanionFile.wal.path(of: path)) == 0 else {
             throw DatabaseError.verificationFailed(path: path, reason: "switching it to WAL mode left a log beside it")
         }
-        unlink(path + "-wal")
-        unlink(path + "-shm")
+        unlink(CompanionFile.wal.path(of: path))
+        unlink(CompanionFile.shm.path(of: path))
     }
 
     // MARK: - Before writing
@@ -156,7 +156,7 @@ struct Export {
 
     /// About 1.2 times the source (with its WAL), checked before any work.
     private func checkFreeSpace() throws {
-        let sourceBytes = SiblingFile.size(of: sourcePath) + SiblingFile.size(of: sourcePath + "-wal")
+        let sourceBytes = SiblingFile.size(of: sourcePath) + SiblingFile.size(of: CompanionFile.wal.path(of: sourcePath))
         let needed = sourceBytes + sourceBytes / 5
         if let available = SiblingFile.availableBytes(near: destinationPath), available < needed {
             throw DatabaseError.insufficientSpace(path: destinationPath, needed: needed, available: available)
@@ -220,7 +220,7 @@ struct Export {
         sourceOptions.cipher = sourceCipher
         sourceOptions.busyTimeout = options.busyTimeout
         if !inPlace {
-            if access(sourcePath, W_OK) != 0 && SiblingFile.size(of: sourcePath + "-wal") != 0 {
+            if access(sourcePath, W_OK) != 0 && SiblingFile.size(of: CompanionFile.wal.path(of: sourcePath)) != 0 {
                 // A checkpointed WAL keeps its size until the last connection
                 // closes, so this refuses to guess.
                 throw DatabaseError.uncheckpointedReadOnlySource(path: sourcePath)

@@ -10,11 +10,11 @@ enum FilePaths {
     /// - throws: ``DatabaseError/fileNotFound(path:)`` when it names no file
     ///   (a dangling link included), ``DatabaseError/cannotOpen(path:reason:)``.
     static func target(of path: String) throws -> String {
-        var info = stat()
-        if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFLNK { return path }
-        guard let resolved = realpath(path, nil) else { throw DatabaseError(FileError(errno: errno, path: path)) }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        do throws(FileError) {
+            return try CompanionFile.databaseFile(path)
+        } catch {
+            throw DatabaseError(error)
+        }
     }
 
     /// `path` itself when nothing is there, else the file it names.

@@ -52,8 +52,6 @@ struct Replacement {
     private let identity: FileIdentity?
     /// Whether the routine rewrites the file in place.
     private let inPlace: Bool
-    /// The suffixes of the files SQLite keeps beside a database.
-    static let companionSuffixes = ["-journal", "-wal", "-shm"]
 
     /// Resolves `destination`.
     ///
@@ -71,14 +69,14 @@ struct Replacement {
         } else {
             path = try FilePaths.existingTarget(of: destination)
             if let source, FilePaths.isSameFile(source, path) { throw DatabaseError.destinationIsSource(path: destination) }
-            for suffix in Self.companionSuffixes {
-                if let source, FilePaths.isSameFile(source + suffix, path) { throw DatabaseError.destinationIsSource(path: destination) }
-                guard path.hasSuffix(suffix) else { continue }
-                let owner = String(path.dropLast(suffix.count))
+            for companion in CompanionFile.allCases {
+                if let source, FilePaths.isSameFile(companion.path(of: source), path) { throw DatabaseError.destinationIsSource(path: destination) }
+                guard path.hasSuffix(companion.rawValue) else { continue }
+                let owner = String(path.dropLast(companion.rawValue.count))
                 if let source, FilePaths.isSameFile(source, owner) { throw DatabaseError.destinationIsSource(path: destination) }
                 var info = stat()
                 if stat(owner, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG {
-                    throw DatabaseError.cannotOpen(path: destination, reason: "it is named as the \(suffix) of \(owner), which SQLite would take it for: choose another name")
+                    throw DatabaseError.cannotOpen(path: destination, reason: "it is named as the \(companion.rawValue) of \(owner), which SQLite would take it for: choose another name")
                 }
             }
             if !options.replaceExisting, let companion = Self.companions(of: path).first(where: { FileManager.default.fileExists(atPath: $0) }) {
@@ -114,7 +112,7 @@ struct Replacement {
     }
 
     /// The paths of `path`'s companions.
-    static func companions(of path: String) -> [String] { companionSuffixes.map { path + $0 } }
+    static func companions(of path: String) -> [String] { CompanionFile.allCases.map { $0.path(of: path) } }
 
     /// Removes the companions of the file about to be replaced (not of an
     /// in-place file, whose routine folds its log in first), just before the

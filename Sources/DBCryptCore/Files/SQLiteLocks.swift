@@ -15,7 +15,7 @@ package enum SQLiteLocks {
     /// no one does or the files cannot be read.
     package static func holder(of path: String) -> String? {
         if let pid = try? FileReader(path: path).lockHolder(start: 0x4000_0000, length: 512) { return "process \(pid) is in a transaction" }
-        if let pid = try? FileReader(path: path + "-shm").lockHolder(start: 120, length: 9) { return "process \(pid) has it open" }
+        if let pid = try? FileReader(path: CompanionFile.shm.path(of: path)).lockHolder(start: 120, length: 9) { return "process \(pid) has it open" }
         return nil
     }
 

@@ -71,7 +71,8 @@ package struct SiblingFile {
 
     /// Removes the temporary database and any journal SQLite left beside it.
     package func remove() {
-        for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
+        unlink(path)
+        for companion in CompanionFile.allCases { unlink(companion.path(of: path)) }
     }
 
     /// Writes all of `bytes` into the temporary file, from its start (flush

@@ -29,7 +29,7 @@ package struct WriteAheadLog {
     ///
     /// - throws: ``FileError`` when it cannot be read.
     package static func beside(_ databasePath: String, pageSize: Int) throws(FileError) -> WriteAheadLog? {
-        guard let reader = try FileReader.ifPresent(databasePath + "-wal"), reader.size > 0 else { return nil }
+        guard let reader = try FileReader.ifPresent(CompanionFile.wal.path(of: databasePath)), reader.size > 0 else { return nil }
         return try WriteAheadLog(reader: reader, pageSize: pageSize)
     }
 
@@ -194,7 +194,7 @@ public struct WriteAheadLogDamage: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - throws: ``FileError`` when the log cannot be read.
     package static func search(besideDatabaseAt databasePath: String) throws -> WriteAheadLogDamage? {
-        guard let reader = try FileReader.ifPresent(databasePath + "-wal"),
+        guard let reader = try FileReader.ifPresent(CompanionFile.wal.path(of: databasePath)),
               let header = WriteAheadLogHeader(try reader.read(WriteAheadLogHeader.size, at: 0)) else { return nil }
         guard CipherSettings.pageSizes.contains(header.pageSize) else {
             // No frame can be told apart. With SQLite's magic, a log longer

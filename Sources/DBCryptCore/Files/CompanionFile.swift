@@ -1,0 +1,34 @@
+import Foundation
+
+/// A file SQLite keeps beside a database: its rollback journal, its
+/// write-ahead log, or the log's shared-memory index.
+///
+/// SQLite names them after the database file itself: a database opened
+/// through a symbolic link keeps them beside the link's target (SQLite
+/// follows the link, and a link to it, to the file), not beside the link.
+/// Every path of one is made by ``path(of:)``, so that what DBCrypt reads,
+/// checks and removes is the log SQLite writes.
+package enum CompanionFile: String, CaseIterable, Sendable {
+    case journal = "-journal"
+    case wal = "-wal"
+    case shm = "-shm"
+
+    /// This companion of the database `database` names, where SQLite keeps it.
+    package func path(of database: String) -> String {
+        ((try? Self.databaseFile(database)) ?? database) + rawValue
+    }
+
+    /// The file `path` names, as SQLite opens it: `path` itself when it is
+    /// not a symbolic link (so that messages name it as the user did), else
+    /// the link's target, every link resolved.
+    ///
+    /// - throws: ``FileError`` when it is a link to nothing, or its target
+    ///   cannot be resolved.
+    package static func databaseFile(_ path: String) throws(FileError) -> String {
+        var info = stat()
+        if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFLNK { return path }
+        guard let resolved = realpath(path, nil) else { throw FileError(errno: errno, path: path) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
