@@ -45,8 +45,8 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
     /// terminal: "the key file key.txt") is empty where a passphrase was
     /// to be (``StoreCredential/init(keyText:source:)``).
     case emptyPassphrase(source: String)
-    /// Key text from `source` starts as a key (`x'`, 67 bytes) without
-    /// being 64 hex digits (``StoreCredential/init(keyText:source:)``).
+    /// Key text from `source` starts as a key (`x'`) without being one:
+    /// 64 or 96 hex digits (``StoreCredential/init(keyText:source:)``).
     case malformedKeyText(source: String)
     /// Key text from `source` is not UTF-8 text: `what` is "passphrase" or "key".
     case keyTextNotUTF8(source: String, what: String)
@@ -90,7 +90,7 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
         case .emptyPassphrase(let source):
             "The passphrase in \(source) is empty."
         case .malformedKeyText(let source):
-            "The key in \(source) is malformed: write x' then 64 hex digits then '."
+            "The key in \(source) is malformed: write x' then 64 hex digits (or 96, with a salt) then '."
         case .keyTextNotUTF8(let source, let what):
             "The \(what) in \(source) is not UTF-8 text."
         case .unusableKeyText(let source, let reason):

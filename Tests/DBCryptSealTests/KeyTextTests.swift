@@ -1,3 +1,4 @@
+import DBCryptCore
 import DBCryptSeal
 import XCTest
 
@@ -18,6 +19,15 @@ final class KeyTextTests: XCTestCase {
         let hex = String(repeating: "ab", count: 32)
         guard case .key(let key) = try StoreCredential(keyText: Array("x'\(hex)'\n".utf8), source: "s") else { return XCTFail("not a key") }
         XCTAssertEqual(key.id, try SealingKey(hex: hex).id)
+        // Every spelling a database key option reads, and what a key store holds, is the same key.
+        let stored = try DatabaseKey.random()
+        let spellings = ["X'\(hex.uppercased())'", "x'\(hex)\(String(repeating: "01", count: 16))'"].map { Array($0.utf8) }
+            + [stored.withKeyText { Array($0) }]
+        let expected = [try SealingKey(hex: hex).id, try SealingKey(hex: hex).id, try SealingKey(stored).id]
+        for (text, id) in zip(spellings, expected) {
+            guard case .key(let key) = try StoreCredential(keyText: text, source: "s") else { return XCTFail("not a key: \(text.count) bytes") }
+            XCTAssertEqual(key.id, id)
+        }
     }
 
     func testACredentialThatIsNoneIsNamed() throws {
@@ -29,7 +39,7 @@ final class KeyTextTests: XCTestCase {
         }
         XCTAssertEqual(SealError.emptyPassphrase(source: "the key file k").description, "The passphrase in the key file k is empty.")
         XCTAssertEqual(SealError.malformedKeyText(source: "the key file k").description,
-                       "The key in the key file k is malformed: write x' then 64 hex digits then '.")
+                       "The key in the key file k is malformed: write x' then 64 hex digits (or 96, with a salt) then '.")
         XCTAssertEqual(SealError.keyTextNotUTF8(source: "the key file k", what: "passphrase").description,
                        "The passphrase in the key file k is not UTF-8 text.")
     }

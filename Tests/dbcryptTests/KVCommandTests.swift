@@ -69,6 +69,21 @@ final class KVCommandTests: XCTestCase {
     /// Names that are not valid UTF-8 are refused (Swift would replace the
     /// bytes, so that `inv\xfe` overwrote `inv\xff`); names with a newline,
     /// a quote, a backslash, or none at all, list as themselves.
+    /// A store's raw key reads as a database key does, in every spelling:
+    /// `X'...'`, and `x'...'` with 96 digits (a key store's form, salt
+    /// included) are one key, not two passphrases.
+    func testAStoresRawKeyIsReadInEverySpellingADatabaseKeyIs() throws {
+        let hex = String(repeating: "5c", count: 32)
+        let spellings = ["UPPER": "X'\(hex.uppercased())'", "SALTED": "x'\(hex)\(String(repeating: "0e", count: 16))'"]
+        let set = try dbcrypt(["kv", "set", "app.db", "n", "--create", "--key-env", "KEY", "--store-key-env", "UPPER"],
+                              environment: environment.merging(spellings) { $1 }, in: work, input: Data("v".utf8))
+        XCTAssertEqual(set.status, 0, set.stderr)
+        let get = try dbcrypt(["kv", "get", "app.db", "n", "--key-env", "KEY", "--store-key-env", "SALTED"],
+                              environment: environment.merging(spellings) { $1 }, in: work)
+        XCTAssertEqual(get.status, 0, get.stderr)
+        XCTAssertEqual(get.stdout, "v")
+    }
+
     func testNamesAreUTF8AndListAsThemselves() throws {
         XCTAssertEqual(try kv(["set", "seed", "--create"], input: Data("0".utf8)).status, 0)
         for bytes in ["inv\\376", "inv\\377"] {
