@@ -77,19 +77,18 @@ public struct SQLValueDecoder: Sendable {
 
     /// A date from seconds since 1970 (rounded to the microsecond, as
     /// Vapor's driver does, so that a date read back equals the one
-    /// written), or from ISO 8601 text with a `T` or a space.
+    /// written), or from text as SQLite's date functions write it
+    /// (`SQLDateFormat`: ISO 8601 with a `T` or a space, a fraction, a zone).
     private static func date(from value: DatabaseValue) throws -> Date {
         let seconds: Double
         switch value {
         case .real(let r): seconds = r
         case .integer(let n): seconds = Double(n)
         case .text(let text):
-            for strategy in [Date.ISO8601FormatStyle(), .iso8601.dateTimeSeparator(.space),
-                             .iso8601.dateTimeSeparator(.space).year().month().day().time(includingFractionalSeconds: false),
-                             .iso8601.year().month().day()] {
-                if let date = try? Date(text, strategy: strategy) { return date }
-            }
-            throw mismatch(Date.self, value)
+            // As DBCrypt's records read it, the whole text or nothing (Vapor's
+            // driver reads 2024-01-02T03:04:05, without a zone, as midnight).
+            guard let date = SQLDateFormat.date(from: text) else { throw mismatch(Date.self, value) }
+            return date
         default: throw mismatch(Date.self, value)
         }
         let sinceReference = seconds - Date.timeIntervalBetween1970AndReferenceDate

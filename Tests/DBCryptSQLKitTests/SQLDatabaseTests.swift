@@ -166,6 +166,14 @@ final class SQLDatabaseTests: XCTestCase {
         XCTAssertEqual(try decoder.decode(Date.self, from: .integer(1_234_567_890)), Date(timeIntervalSince1970: 1_234_567_890))
         XCTAssertEqual(try decoder.decode(Bool.self, from: .text("false")), false)
         XCTAssertThrowsError(try decoder.decode(Date.self, from: .text("not a date")))
+        // Text read as DBCrypt's records read it: the time of a date without
+        // a zone (Python's isoformat()) is kept, not dropped, and text
+        // after a date is no date.
+        for (text, seconds) in [("2009-02-13T23:31:30", 1_234_567_890.0), ("2009-02-13T23:31:30.125", 1_234_567_890.125),
+                                ("2009-02-13 23:31", 1_234_567_860), ("2009-02-14T00:31:30+01:00", 1_234_567_890), ("2009-02-13", 1_234_483_200)] {
+            XCTAssertEqual(try decoder.decode(Date.self, from: .text(text)), Date(timeIntervalSince1970: seconds), text)
+        }
+        XCTAssertThrowsError(try decoder.decode(Date.self, from: .text("2009-02-13 junk")))
         XCTAssertThrowsError(try decoder.decode([Int].self, from: .integer(3)))
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// `DateFormatter` (slow, and locale-dependent when misconfigured). Every
 /// input is checked before any arithmetic: bad text reads as nil and a date
 /// that cannot be written throws; neither traps.
-enum SQLDateFormat {
+package enum SQLDateFormat {
     /// The furthest a storable date lies from 1970, in seconds (about 3.17
     /// million years): far enough for any real date, near enough that every
     /// step below stays exact in 64-bit integers and years fit 7 digits.
@@ -42,7 +42,7 @@ enum SQLDateFormat {
     /// fraction of any length (`T` may replace the space), then `Z` or an
     /// offset `±HH:MM` (a space may come before it). Years have 4 to 7
     /// digits and an optional sign. Nil for anything else.
-    static func date(from text: String) -> Date? {
+    package static func date(from text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         let isNegative = scanner.skip("-")
         if !isNegative { _ = scanner.skip("+") }
