@@ -48,9 +48,13 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
         case (nil, nil):
             let path = environment("AWS_SHARED_CREDENTIALS_FILE") ?? environment("HOME").map { $0 + "/.aws/credentials" }
             guard let path, access(path, F_OK) == 0 else { throw .noneFound }
-            return try fromFile(path, profile: environment("AWS_PROFILE") ?? "default")
+            return try fromFile(path, profile: profile)
         }
     }
+
+    /// The profile AWS's tools read: `AWS_PROFILE` when it is set and not
+    /// empty, else `default`.
+    public static var profile: String { environment("AWS_PROFILE") ?? "default" }
 
     /// Profile `profile` of the AWS shared credentials file at `path`
     /// (`[profile]` sections of `aws_access_key_id`,

@@ -47,7 +47,7 @@ struct StorageOptions: ParsableArguments {
 
     /// The credentials named by an option, or nil for AWS's usual variables and file.
     private func credentials() throws -> S3Credentials? {
-        let profile = ProcessInfo.processInfo.environment["AWS_PROFILE"] ?? "default"
+        let profile = S3Credentials.profile
         if let credentialsFile { return try S3Credentials.fromFile(credentialsFile, profile: profile) }
         guard let item = try storeItem else { return nil }
         return try item.load().withKeyText { try S3Credentials(credentialsText: $0, source: item.name, profile: profile) }

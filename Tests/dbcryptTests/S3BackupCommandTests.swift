@@ -145,6 +145,13 @@ final class S3BackupCommandTests: XCTestCase {
         let fromCredential = try dbcrypt(["backup", "continuous", path, "--once", "-o", server.freshLocation("cli"), "--key-env", "KEY",
                                           "--s3-credential", "s3"], environment: environment, removing: removing)
         XCTAssertEqual(fromCredential.status, 0, fromCredential.stderr)
+        // An empty AWS_PROFILE names no profile, as AWS's tools read it: the file's [default].
+        let file = dir.appendingPathComponent("aws-credentials").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let fromFile = try dbcrypt(["backup", "continuous", path, "--once", "-o", server.freshLocation("cli"), "--key-env", "KEY",
+                                    "--s3-credentials-file", file], environment: environment.merging(["AWS_PROFILE": ""]) { $1 },
+                                   removing: removing.filter { $0 != "AWS_PROFILE" })
+        XCTAssertEqual(fromFile.status, 0, fromFile.stderr)
         let both = try dbcrypt(["backup", "continuous", path, "--once", "-o", server.freshLocation("cli"), "--key-env", "KEY",
                                 "--s3-credential", "s3", "--s3-keyring", "dbcrypt-s3/backups"], environment: environment, removing: removing)
         XCTAssertEqual(both.status, 64, both.stderr)
