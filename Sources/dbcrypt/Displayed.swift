@@ -21,7 +21,7 @@ func displayed(_ text: String, limit: Int? = nil) -> String {
         case 0x09: result += "\\t"
         case 0x0A: result += "\\n"
         case 0x0D: result += "\\r"
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
+        case _ where scalar.drivesTheTerminal:
             result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
         default: result.unicodeScalars.append(scalar)
         }
@@ -33,4 +33,17 @@ func displayed(_ text: String, limit: Int? = nil) -> String {
 /// everything else that could drive a terminal escaped.
 func displayedLines(_ text: String) -> String {
     text.split(separator: "\n", omittingEmptySubsequences: false).map { displayed(String($0)) }.joined(separator: "\n")
+}
+
+extension Unicode.Scalar {
+    /// Whether the scalar, written to a terminal, can move the cursor,
+    /// clear the screen or reorder the line: C0, DEL and C1 controls, the
+    /// line and paragraph separators, the bidirectional embeddings,
+    /// overrides and isolates.
+    var drivesTheTerminal: Bool {
+        switch value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
 }

@@ -46,9 +46,10 @@ indirect enum JSONValue {
         "\"" + escaped(s) + "\""
     }
 
-    /// `s` as the inside of a JSON string, on one line: quotes, backslashes,
-    /// control characters and line separators escaped, so that no two
-    /// strings print alike (`kv list` prints names this way).
+    /// `s` as the inside of a JSON string, on one line: quotes, backslashes
+    /// and whatever could drive a terminal (``Unicode/Scalar/drivesTheTerminal``)
+    /// escaped, so that no two strings print alike and none reorders the
+    /// line (`kv list` prints names this way).
     static func escaped(_ s: String) -> String {
         var out = ""
         for scalar in s.unicodeScalars {
@@ -58,7 +59,7 @@ indirect enum JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory):
+            case _ where scalar.drivesTheTerminal:
                 out += String(format: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
