@@ -113,6 +113,10 @@ public struct CipherSettings: Sendable, Hashable, CustomStringConvertible {
     public static let standard: [CipherSettings] = [.sqlcipher4, .sqlcipher3, .sqlcipher2, .sqlcipher1]
     /// The page sizes SQLite allows.
     public static let pageSizes = SQLiteHeader.pageSizes
+    /// The plaintext header sizes a file that keeps its first bytes in the
+    /// clear is tried with when none is given: iOS's 32 first, then every
+    /// other multiple of 16 up to 96.
+    package static let plaintextHeaderSizes = [32, 16, 48, 64, 80, 96]
 
     /// The hash of the key derivation in effect.
     public var effectiveKDFHash: CipherHash { kdfHash ?? formatHash }

@@ -116,7 +116,7 @@ public final class EncryptedDatabaseFile {
         for standard in given.map({ [$0] }) ?? CipherSettings.standard.map(PageLayout.init) {
             let sizes = given != nil ? [standard.pageSize]
                 : statedSize.map { [$0] } ?? [standard.pageSize] + CipherSettings.pageSizes.filter { $0 != standard.pageSize }
-            let headerSizes = clearHeader == nil || standard.plaintextHeaderSize > 0 ? [standard.plaintextHeaderSize] : [32, 16, 48, 64, 80, 96]
+            let headerSizes = clearHeader == nil || standard.plaintextHeaderSize > 0 ? [standard.plaintextHeaderSize] : CipherSettings.plaintextHeaderSizes
             for size in sizes {
                 for headerSize in headerSizes {
                     var candidate = standard

@@ -54,6 +54,32 @@ final class PlaintextHeaderTests: XCTestCase {
         try pool.close()
     }
 
+    /// A header of another size than iOS's is found as the page reader
+    /// finds it: each size a connection keeps is tried, 32 first, with the
+    /// key derived once.
+    func testAHeaderOfAnySizeOpensWithTheSaltAlone() throws {
+        let engine = try self.engine
+        try skipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")
+        let dir = try makeTemporaryDirectory(self)
+        for size in [16, 48, 80] {
+            let path = dir.appendingPathComponent("shared-\(size).db").path
+            var options = Database.Options()
+            options.cipher = CipherSettings(.sqlcipher4, plaintextHeaderSize: size, salt: salt)
+            let made = try Database(path: path, key: .passphrase(passphrase), options: options)
+            try made.execute("CREATE TABLE note(title TEXT); INSERT INTO note VALUES ('header of \(size)')")
+            made.close()
+
+            options.cipher = CipherSettings(.sqlcipher4, salt: salt)
+            let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+            XCTAssertEqual(try db.fetchScalar(String.self, "SELECT title FROM note"), "header of \(size)")
+            XCTAssertEqual(db.cipher?.plaintextHeaderSize, size)
+            db.close()
+            XCTAssertThrowsError(try Database(path: path, key: .passphrase("not it"), options: options)) { error in
+                XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+            }
+        }
+    }
+
     func testWithoutItsSaltItIsAClearErrorAndNoFileChanges() throws {
         let engine = try self.engine
         try skipUnless(try engineHasPlaintextHeaders, "\(engine) has no plaintext header setting (testAnEngineWithoutTheSettingSaysSo runs instead)")

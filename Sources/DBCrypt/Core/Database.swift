@@ -118,7 +118,7 @@ public final class Database {
         var isExistingEncryptedFile = false
         var isNewFile = false
         var isPlaintextFile = false
-        var hasLog = false, isLive = false
+        var hasLog = false, isLive = false, triesHeaderSizes = false
         if path != ":memory:" && !path.isEmpty {
             let (format, hasPlaintextHeader) = try FileFormat.detectWithHeader(at: path)
             if case .plaintext = format { isPlaintextFile = true }
@@ -131,10 +131,11 @@ public final class Database {
                 throw DatabaseError.keyRequired(path: path)
             case .notPlaintext:
                 isExistingEncryptedFile = true
-                // Encrypted bytes after a plaintext header (32 bytes, unless
-                // the settings say otherwise).
+                // Encrypted bytes after a plaintext header: of the size the
+                // settings give, else of each size in turn, iOS's 32 first.
                 if options.cipher.plaintextHeaderSize == 0, hasPlaintextHeader {
                     options.cipher.plaintextHeaderSize = 32
+                    triesHeaderSizes = true
                 }
             case .missing, .empty:
                 isNewFile = key != nil && !options.readOnly
@@ -163,9 +164,9 @@ public final class Database {
                                 writesHeader: false, ignoringLog: true), options.cipher, keyForFile)
         }
         if var keys, isExistingEncryptedFile, hasLog, !isLive {
-            return try openBesideLog(path: path, keys: &keys, options: options, library: library)
+            return try openBesideLog(path: path, keys: &keys, options: options, library: library, triesHeaderSizes: triesHeaderSizes)
         }
-        return try openTryingFormats(path: path, keys: &keys, options: options, library: library, isNewFile: isNewFile,
+        return try openTryingFormats(path: path, keys: &keys, options: options, library: library, triesHeaderSizes: triesHeaderSizes, isNewFile: isNewFile,
                                      isExistingEncryptedFile: isExistingEncryptedFile, isPlaintextFile: isPlaintextFile)
     }
 
@@ -178,9 +179,9 @@ public final class Database {
     /// does not open alone opens with the log when the log's frames
     /// authenticate with the key.
     private static func openBesideLog(
-        path: String, keys: inout OpeningKeys, options: Options, library: CipherInfo
+        path: String, keys: inout OpeningKeys, options: Options, library: CipherInfo, triesHeaderSizes: Bool
     ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {
-        let tried = options.cipher.toTry(on: library, otherFormat: options.tryOtherFormat)
+        let tried = options.cipher.toTry(on: library, otherFormat: options.tryOtherFormat, otherHeaderSizes: triesHeaderSizes)
         var readOnly = options
         readOnly.readOnly = true
         var fileAloneDamage: DatabaseError?
@@ -229,7 +230,7 @@ public final class Database {
     /// in turn, on a fresh connection each (a connection whose first read
     /// failed cannot be re-keyed).
     private static func openTryingFormats(
-        path: String, keys: inout OpeningKeys?, options: Options, library: CipherInfo,
+        path: String, keys: inout OpeningKeys?, options: Options, library: CipherInfo, triesHeaderSizes: Bool,
         isNewFile: Bool, isExistingEncryptedFile: Bool, isPlaintextFile: Bool
     ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {
         guard isExistingEncryptedFile, keys != nil else {
@@ -242,7 +243,7 @@ public final class Database {
                 throw DatabaseError.damaged(path: path, reason: "it starts as a SQLite database does, but its header is not valid")
             }
         }
-        let tried = options.cipher.toTry(on: library, otherFormat: options.tryOtherFormat)
+        let tried = options.cipher.toTry(on: library, otherFormat: options.tryOtherFormat, otherHeaderSizes: triesHeaderSizes)
         // Once more when the file was replaced meanwhile, with keys derived from its new salt.
         for attempt in 0..<2 {
             for (index, settings) in tried.enumerated() {

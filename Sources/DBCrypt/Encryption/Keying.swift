@@ -60,9 +60,11 @@ extension Connection {
     /// Reads the schema, which makes SQLCipher derive the key and decrypt the
     /// first page. SQLITE_NOTADB here means the key (or settings) do not open
     /// the file, or that it is not a database, and so do, behind a plaintext
-    /// header, SQLCipher 4.6's bare "SQL logic error" and 4.19's
-    /// SQLITE_CORRUPT (a damaged first page there is told by the page
-    /// reader); SQLITE_CORRUPT otherwise, that it is damaged;
+    /// header, SQLCipher 4.6's bare "SQL logic error", 4.19's SQLITE_CORRUPT
+    /// (a damaged first page there is told by the page reader) and
+    /// "unsupported file format" (a header size larger than the file's, whose
+    /// ciphertext SQLite then reads as its header's fields); SQLITE_CORRUPT
+    /// otherwise, that it is damaged;
     /// SQLITE_READONLY_ROLLBACK and
     /// SQLITE_READONLY_RECOVERY, that a read-only connection met a transaction
     /// a stopped process left unfinished.
@@ -71,7 +73,7 @@ extension Connection {
             _ = try firstValue("SELECT count(*) FROM sqlite_master")
         } catch let DatabaseError.sqlite(code, message, _)
                     where code & 0xFF == SQLITE_NOTADB || Self.isBareLogicError(code, message)
-                    || (behindPlaintextHeader && code & 0xFF == SQLITE_CORRUPT) {
+                    || (behindPlaintextHeader && (code & 0xFF == SQLITE_CORRUPT || message == "unsupported file format")) {
             throw DatabaseError.wrongKeyOrNotADatabase(path: path)
         } catch let DatabaseError.sqlite(code, _, _) where code == Self.readOnlyRollback || code == Self.readOnlyRecovery {
             throw DatabaseError.unfinishedTransaction(path: path)
@@ -166,9 +168,19 @@ extension CipherSettings {
     /// The settings an existing encrypted file is tried with, in order, by
     /// every way DBCrypt opens one (a connection, a pool, `ATTACH`): these,
     /// then, when `otherFormat` and `library` has it, the other standard
-    /// format's, each once.
-    func toTry(on library: CipherInfo, otherFormat: Bool = true) -> [CipherSettings] {
-        otherFormat && library.formats.contains(format.other) ? [self, fallback] : [self]
+    /// format's, each once; with `otherHeaderSizes`, each with every
+    /// plaintext header size a connection keeps (up to 80 bytes), this one first.
+    func toTry(on library: CipherInfo, otherFormat: Bool = true, otherHeaderSizes: Bool = false) -> [CipherSettings] {
+        let formats = otherFormat && library.formats.contains(format.other) ? [self, fallback] : [self]
+        guard otherHeaderSizes else { return formats }
+        let sizes = [plaintextHeaderSize] + Self.plaintextHeaderSizes.filter { $0 != plaintextHeaderSize && $0 <= 80 }
+        return formats.flatMap { settings in
+            sizes.map { size in
+                var sized = settings
+                sized.plaintextHeaderSize = size
+                return sized
+            }
+        }
     }
 
     /// The salt of the file at `path` opened with these settings and `key`:
