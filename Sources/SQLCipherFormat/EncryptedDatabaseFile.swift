@@ -100,7 +100,7 @@ public final class EncryptedDatabaseFile {
     /// follows is not a plaintext database's. False when it cannot be read.
     public static func hasPlaintextHeader(at path: String) -> Bool {
         guard let reader = try? SourceFile(path: path), let start = try? reader.read(4096, at: 0) else { return false }
-        return start.count >= 512 && Array(start[0..<16]) == SQLiteHeader.magic && !SQLiteHeader.isPlaintextDatabase(start)
+        return start.count >= 512 && Array(start[0..<16]) == SQLiteHeader.magic && !SQLiteHeader.hasPageOneLayout(start)
     }
 
     /// Pages in the file, the last one counted even when the file ends inside it.

@@ -1,9 +1,8 @@
-/// `text` as a message may quote it: every control character (C0, DEL and
-/// C1, escape included), the line and paragraph separators and the
-/// bidirectional controls written out as escapes (`\t`, `\n`, `\u{1B}`), so
-/// that a name, a path or a value quoted back never moves the cursor,
-/// clears the screen or reorders the user's terminal line. Past `limit`
-/// characters, the rest is cut and its length said.
+/// `text` as a message may quote it: whatever could drive a terminal
+/// (``Unicode/Scalar/drivesTheTerminal``, escape included) written out as
+/// escapes (`\t`, `\n`, `\u{1B}`), so that a name, a path or a value quoted
+/// back never moves the cursor, clears the screen or reorders the user's
+/// terminal line. Past `limit` characters, the rest is cut and its length said.
 ///
 /// For messages only: data that a command outputs (rows, values, keys
 /// listed as JSON) is never changed.
@@ -38,12 +37,12 @@ func displayedLines(_ text: String) -> String {
 extension Unicode.Scalar {
     /// Whether the scalar, written to a terminal, can move the cursor,
     /// clear the screen or reorder the line: C0, DEL and C1 controls, the
-    /// line and paragraph separators, the bidirectional embeddings,
-    /// overrides and isolates.
+    /// line and paragraph separators, Unicode's bidirectional controls
+    /// (marks, embeddings, overrides, isolates).
     var drivesTheTerminal: Bool {
         switch value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: true
+        default: properties.isBidiControl
         }
     }
 }

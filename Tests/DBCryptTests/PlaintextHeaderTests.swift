@@ -78,6 +78,21 @@ final class PlaintextHeaderTests: XCTestCase {
                 XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
             }
         }
+        // Without an HMAC a header keeps at most 64 bytes: 80 is not tried, and a wrong key is one.
+        let path = dir.appendingPathComponent("shared-no-hmac.db").path
+        var options = Database.Options()
+        options.cipher = CipherSettings(.sqlcipher4, plaintextHeaderSize: 48, salt: salt, usesHMAC: false)
+        let made = try Database(path: path, key: .passphrase(passphrase), options: options)
+        try made.execute("CREATE TABLE note(title TEXT)")
+        made.close()
+        options.cipher = CipherSettings(.sqlcipher4, salt: salt, usesHMAC: false)
+        options.tryOtherFormat = false
+        let db = try Database(path: path, key: .passphrase(passphrase), options: options)
+        XCTAssertEqual(db.cipher?.plaintextHeaderSize, 48)
+        db.close()
+        XCTAssertThrowsError(try Database(path: path, key: .passphrase("not it"), options: options)) { error in
+            XCTAssertEqual(error as? DatabaseError, .wrongKeyOrNotADatabase(path: path))
+        }
     }
 
     func testWithoutItsSaltItIsAClearErrorAndNoFileChanges() throws {

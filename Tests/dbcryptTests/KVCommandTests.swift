@@ -64,11 +64,6 @@ final class KVCommandTests: XCTestCase {
         XCTAssertEqual(try kv(["remove", "api.user"], store: "NEW_STORE").status, 1)
     }
 
-    /// A user who may only read the database: get and list work; set is
-    /// refused in one sentence and changes nothing.
-    /// Names that are not valid UTF-8 are refused (Swift would replace the
-    /// bytes, so that `inv\xfe` overwrote `inv\xff`); names with a newline,
-    /// a quote, a backslash, or none at all, list as themselves.
     /// A store's raw key reads as a database key does, in every spelling:
     /// `X'...'`, and `x'...'` with 96 digits (a key store's form, salt
     /// included) are one key, not two passphrases.
@@ -84,6 +79,9 @@ final class KVCommandTests: XCTestCase {
         XCTAssertEqual(get.stdout, "v")
     }
 
+    /// Names that are not valid UTF-8 are refused (Swift would replace the
+    /// bytes, so that `inv\xfe` overwrote `inv\xff`); names with a newline,
+    /// a quote, a backslash, or none at all, list as themselves.
     func testNamesAreUTF8AndListAsThemselves() throws {
         XCTAssertEqual(try kv(["set", "seed", "--create"], input: Data("0".utf8)).status, 0)
         for bytes in ["inv\\376", "inv\\377"] {
@@ -133,6 +131,8 @@ final class KVCommandTests: XCTestCase {
         XCTAssertEqual(opened.stderr, "dbcrypt: The envelope does not open: its key or additional data is not this one, or it was altered.\n")
     }
 
+    /// A user who may only read the database: get and list work; set is
+    /// refused in one sentence and changes nothing.
     func testReadingNeedsNoWriteAccess() throws {
         try skipUnless(geteuid() == 0, "reading as another user needs root")
         XCTAssertEqual(try kv(["set", "k", "--create"], input: Data("v".utf8)).status, 0)

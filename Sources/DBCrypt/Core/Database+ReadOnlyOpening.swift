@@ -38,7 +38,6 @@ extension Database {
     /// Whether this process may write the file and its directory, where the
     /// journal is deleted once rolled back.
     private static func mayRollBack(_ path: String) -> Bool {
-        let folder = (path as NSString).deletingLastPathComponent
-        return access(path, W_OK) == 0 && access(folder.isEmpty ? "." : folder, W_OK) == 0
+        access(path, W_OK) == 0 && access(CompanionFile.directory(of: path), W_OK) == 0
     }
 }

@@ -109,7 +109,8 @@ public final class Database {
 
     /// Looks at the file, then opens, keys and checks a connection: with the
     /// configured settings, then the other standard format's, a passphrase
-    /// derived once for each (``OpeningKeys``). Returns the connection, the
+    /// derived once for each (``OpeningKeys``); behind a plaintext header
+    /// whose size the settings do not give, with each size in turn. Returns the connection, the
     /// settings that opened it, and the key it was opened with.
     private static func open(
         path: String, key: DatabaseKey?, options: Options, library: CipherInfo
@@ -226,7 +227,7 @@ public final class Database {
     }
 
     /// Opens, keys and checks a connection: a new file with the configured
-    /// settings; an existing one with each of ``CipherSettings/toTry(on:otherFormat:)``
+    /// settings; an existing one with each of ``CipherSettings/toTry(on:otherFormat:otherHeaderSizes:)``
     /// in turn, on a fresh connection each (a connection whose first read
     /// failed cannot be re-keyed).
     private static func openTryingFormats(
@@ -372,8 +373,7 @@ public final class Database {
     /// may write the file and its folder: SQLite removes both when no other
     /// connection has the database open, and leaves them otherwise.
     private func removeLogMadeByReading() {
-        let folder = (path as NSString).deletingLastPathComponent
-        guard access(path, W_OK) == 0, access(folder.isEmpty ? "." : folder, W_OK) == 0 else { return }
+        guard access(path, W_OK) == 0, access(CompanionFile.directory(of: path), W_OK) == 0 else { return }
         var options = openingOptions.forAnotherReader
         options.tryOtherFormat = false
         if let cipher { options.cipher = cipher }

@@ -28,7 +28,7 @@ public enum FileFormat: Equatable, Sendable {
     /// that is not a database. Only a key tells which.
     case notPlaintext
 
-    /// Reads the first 108 bytes of the file at `path` (keeping this
+    /// Reads the first 101 bytes of the file at `path` (keeping this
     /// process's locks on it: see `FileReader`).
     ///
     /// - throws: ``DatabaseError/isDirectory(path:)``,
@@ -43,7 +43,7 @@ public enum FileFormat: Equatable, Sendable {
     static func detectWithHeader(at path: String) throws -> (format: FileFormat, hasPlaintextHeader: Bool) {
         let start: [UInt8]?
         do {
-            start = try FileReader.start(of: path, count: 108)
+            start = try FileReader.start(of: path, count: 101)
         } catch {
             throw DatabaseError(error)
         }

@@ -121,12 +121,11 @@ extension CipherSettings {
     ///   the library lacks a pragma these settings need.
     func pragmas(on library: CipherInfo) throws -> [(name: String, value: String)] {
         try validate()
-        // Up to 80: bytes 80-91 stay encrypted, which tells such a file from
-        // a plaintext database (``FileFormat/detect(at:)``).
-        guard plaintextHeaderSize <= 80 else {
+        guard plaintextHeaderSize <= Self.largestHeaderOnConnections else {
             throw CipherError.invalidSetting(
                 name: CipherPragma.plaintextHeaderSize.rawValue,
-                reason: "DBCrypt's connections keep at most 80 bytes in the clear; read a file with more with SQLCipherFormat's page reader")
+                reason: "DBCrypt's connections keep at most \(Self.largestHeaderOnConnections) bytes in the clear; "
+                    + "read a file with more with SQLCipherFormat's page reader")
         }
         guard hasStandardHMACDetails else {
             throw CipherError.invalidSetting(
@@ -165,20 +164,27 @@ extension CipherSettings {
 }
 
 extension CipherSettings {
+    /// The most bytes of page 1 a connection keeps in the clear: 80, so
+    /// that bytes 80-91, zero in a plaintext database, stay encrypted and
+    /// tell such a file from one for certain (behind 96, only bytes 96-100
+    /// tell, by chance: ``FileFormat/detect(at:)``).
+    static let largestHeaderOnConnections = 80
+
     /// The settings an existing encrypted file is tried with, in order, by
     /// every way DBCrypt opens one (a connection, a pool, `ATTACH`): these,
     /// then, when `otherFormat` and `library` has it, the other standard
     /// format's, each once; with `otherHeaderSizes`, each with every
-    /// plaintext header size a connection keeps (up to 80 bytes), this one first.
+    /// plaintext header size a connection keeps with those settings, this
+    /// one first.
     func toTry(on library: CipherInfo, otherFormat: Bool = true, otherHeaderSizes: Bool = false) -> [CipherSettings] {
         let formats = otherFormat && library.formats.contains(format.other) ? [self, fallback] : [self]
         guard otherHeaderSizes else { return formats }
-        let sizes = [plaintextHeaderSize] + Self.plaintextHeaderSizes.filter { $0 != plaintextHeaderSize && $0 <= 80 }
+        let sizes = [plaintextHeaderSize] + Self.plaintextHeaderSizes.filter { $0 != plaintextHeaderSize }
         return formats.flatMap { settings in
-            sizes.map { size in
+            sizes.compactMap { size in
                 var sized = settings
                 sized.plaintextHeaderSize = size
-                return sized
+                return sized.plaintextHeaderSize <= Self.largestHeaderOnConnections && (try? sized.validate()) != nil ? sized : nil
             }
         }
     }

@@ -13,9 +13,17 @@ package enum CompanionFile: String, CaseIterable, Sendable {
     case wal = "-wal"
     case shm = "-shm"
 
-    /// This companion of the database `database` names, where SQLite keeps it.
+    /// This companion of the database `database` names, where SQLite keeps
+    /// it. A link to nothing is taken as it is (SQLite would make the file
+    /// at its target: there is no log yet to find).
     package func path(of database: String) -> String {
         ((try? Self.databaseFile(database)) ?? database) + rawValue
+    }
+
+    /// The directory the companions of the database `database` names are
+    /// made and deleted in: SQLite may write there only if this process may.
+    package static func directory(of database: String) -> String {
+        SiblingFile.directory(of: (try? databaseFile(database)) ?? database)
     }
 
     /// The file `path` names, as SQLite opens it: `path` itself when it is
