@@ -56,7 +56,7 @@ struct Info: ParsableCommand, DatabaseFileCommand {
         let clearHeader = EncryptedDatabaseFile.hasPlaintextHeader(at: database)
         return [
             ("path", .string(database)),
-            ("size", .number(Double(FileManager.default.sizeOfFile(atPath: database)))),
+            ("size", .number(Double(sizeOfFile(database)))),
             ("sqlcipher", .string(library.cipherVersion)),
             ("provider", .string(library.provider)),
             ("header", .string(format == .notPlaintext
@@ -81,8 +81,9 @@ struct Info: ParsableCommand, DatabaseFileCommand {
     }
 }
 
-extension FileManager {
-    func sizeOfFile(atPath path: String) -> Int {
-        ((try? attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
-    }
+/// The size of the file `path` names (through a symbolic link, as every
+/// command reads it), or 0 when it cannot be looked at.
+private func sizeOfFile(_ path: String) -> Int {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : 0
 }

@@ -19,6 +19,15 @@ final class InfoCommandTests: XCTestCase {
         XCTAssertEqual(info["sqlcipher"] as? String, try CipherInfo.linked().cipherVersion)
         XCTAssertEqual(info["tables"] as? [String: Int], ["author": 2, "note": 200])
         XCTAssertGreaterThan(info["page_count"] as? Int ?? 0, 1)
+
+        // Through a symbolic link, the file it names: its size, not the link's.
+        let link = dir.appendingPathComponent("link.db").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "app.db")
+        let linked = try dbcrypt(["info", link, "--key-env", "KEY", "--json"], environment: keyEnvironment)
+        let linkedInfo = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(linked.stdout.utf8)) as? [String: Any])
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        XCTAssertEqual(linkedInfo["size"] as? Int, size)
+        XCTAssertEqual(info["size"] as? Int, size)
     }
 
     func testDescribesPlaintextAndUnkeyedFiles() throws {
