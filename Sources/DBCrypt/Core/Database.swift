@@ -110,8 +110,9 @@ public final class Database {
     /// Looks at the file, then opens, keys and checks a connection: with the
     /// configured settings, then the other standard format's, a passphrase
     /// derived once for each (``OpeningKeys``); behind a plaintext header
-    /// whose size the settings do not give, with each size in turn. Returns the connection, the
-    /// settings that opened it, and the key it was opened with.
+    /// whose size the settings do not give, with each size in turn. Returns
+    /// the connection, the settings that opened it, and the key it was
+    /// opened with.
     private static func open(
         path: String, key: DatabaseKey?, options: Options, library: CipherInfo
     ) throws -> (connection: Connection, settings: CipherSettings, key: DatabaseKey?) {

@@ -166,8 +166,8 @@ extension CipherSettings {
 extension CipherSettings {
     /// The most bytes of page 1 a connection keeps in the clear: 80, so
     /// that bytes 80-91, zero in a plaintext database, stay encrypted and
-    /// tell such a file from one for certain (behind 96, only bytes 96-100
-    /// tell, by chance: ``FileFormat/detect(at:)``).
+    /// tell the file from a plaintext database for certain (behind 96 bytes
+    /// only bytes 96-100 tell, all but certainly: ``FileFormat/detect(at:)``).
     static let largestHeaderOnConnections = 80
 
     /// The settings an existing encrypted file is tried with, in order, by
