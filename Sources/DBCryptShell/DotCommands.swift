@@ -82,7 +82,7 @@ extension Shell {
             case "output", "once":
                 guard rest.count <= 1, name == "output" || rest.count == 1 else { return fail(".\(name) takes one file name.") }
                 // The new file first: a path that fails leaves the output as it was.
-                let next = try rest.first.flatMap { $0 == "stdout" ? nil : try ShellOutput.file($0) } ?? .standardOutput
+                let next = try rest.first.flatMap { $0 == "stdout" ? nil : try ShellOutput.file($0, notOverwriting: path) } ?? .standardOutput
                 output.close()
                 output = next
                 outputIsOnce = name == "once" && next.path != nil

@@ -123,6 +123,19 @@ final class ContinuousBackupCommandTests: XCTestCase {
         let bad = try dbcrypt(["restore", destination, "-o", out + "2", "--expect-at-least", junk, "--key-env", "KEY"], environment: keyEnvironment)
         XCTAssertEqual(bad.status, 1, bad.stderr)
         XCTAssertTrue(bad.stderr.contains("is not a receipt"), bad.stderr)
+
+        // A receipt is renamed over its path: never over the database, by any name, or its log.
+        let link = dir.appendingPathComponent("link.db").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "app.db")
+        let database = try contents(path)
+        for misnamed in [path, link, path + "-wal"] {
+            let refusal = try dbcrypt(["backup", "continuous", path, "--once", "-o", destination, "--receipt", misnamed, "--key-env", "KEY"],
+                                      environment: keyEnvironment)
+            XCTAssertEqual(refusal.status, 1, refusal.stderr)
+            XCTAssertTrue(refusal.stderr.contains("is the input database itself"), refusal.stderr)
+        }
+        XCTAssertEqual(try contents(path), database)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
     /// A database in `dir` with one row per round, backed up with

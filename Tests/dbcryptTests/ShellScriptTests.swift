@@ -202,6 +202,32 @@ final class ShellScriptTests: XCTestCase {
         XCTAssertTrue(run.stdout.hasSuffix("CREATE TABLE zeta(a);\nCREATE INDEX zeta_a ON zeta(a);\n" + alpha + alpha), run.stdout)
     }
 
+    /// `.output` and `.once` never empty the database the shell has open,
+    /// by any name, nor its journals: a mistyped `.once app.db` is refused
+    /// and the session goes on.
+    func testOutputIsNeverTheOpenDatabase() throws {
+        let link = directory.appendingPathComponent("link.db").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "app.db")
+        let hardLink = directory.appendingPathComponent("other-name.db").path
+        try FileManager.default.linkItem(atPath: path, toPath: hardLink)
+        let before = try contents(path)
+        let run = try shell("""
+            .once \(path!)
+            .once \(hardLink)
+            .output \(link)
+            .once \(path!)-journal
+            SELECT count(*) FROM t;
+
+            """, command: "sql")
+        XCTAssertEqual(run.status, 1, run.stderr)
+        // The database by name and by another name, its journal; the symbolic link as every link is (the shell writes through none).
+        XCTAssertEqual(run.stderr.components(separatedBy: "which this shell has open, or its journal").count, 4, run.stderr)
+        XCTAssertTrue(run.stderr.contains("Cannot write \(link): Too many levels of symbolic links"), run.stderr)
+        XCTAssertEqual(run.stdout, "5\n")
+        XCTAssertEqual(try contents(path), before)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-journal"))
+    }
+
     /// Every dot-command of a script, as the sqlite3 shell's behave.
     func testDotCommands() throws {
         let script = directory.appendingPathComponent("script.sql").path

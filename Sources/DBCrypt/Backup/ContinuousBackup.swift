@@ -161,7 +161,9 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// - parameter key: the database's key (a passphrase is derived once).
     /// - parameter cipher: its settings, when not a standard format.
     /// - throws: ``DatabaseError/misuse(reason:)`` for a plaintext database
-    ///   or one not in WAL mode; ``BackupError/destinationInUse(location:)``
+    ///   or one not in WAL mode; ``DatabaseError/destinationIsSource(path:)``
+    ///   for a receipt path that names the database or one of its journals;
+    ///   ``BackupError/destinationInUse(location:)``
     ///   when another backup writes there; ``BackupError/wrongKey(location:)`` when the
     ///   destination holds another database's backup; the errors of
     ///   ``Database/init(path:key:options:)`` and of the first round.
@@ -174,6 +176,11 @@ public final class ContinuousBackup: @unchecked Sendable {
 
     /// As the public initializer, with the options of the app's connections (a pool's readers).
     init(path: String, openingKey: DatabaseKey, openingOptions: Database.Options, storage: any BackupStorage, options: Options) throws {
+        // A receipt is renamed over its path: never over the database or a journal of it.
+        if let receipt = options.receiptPath,
+           ([path] + CompanionFile.allCases.map { $0.path(of: path) }).contains(where: { $0 == receipt || FilePaths.isSameFile($0, receipt) }) {
+            throw DatabaseError.destinationIsSource(path: receipt)
+        }
         var holding = SnapshotBackup.holdingRead(openingOptions)
         let first = try Database(path: path, key: openingKey, options: holding)
         guard let cipher = first.cipher, let key = first.keyForOtherConnections else {
