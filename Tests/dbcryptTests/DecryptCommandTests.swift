@@ -19,6 +19,26 @@ final class DecryptCommandTests: XCTestCase {
         XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: output)[.posixPermissions] as? NSNumber)?.intValue, 0o600)
     }
 
+    /// --force replaces an existing output, but not a database another
+    /// process has open: its commits would go on into the replaced file.
+    func testForceDoesNotReplaceADatabaseInUse() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir.appendingPathComponent("app.db").path
+        try makePlaintextDatabase(path)
+        try DatabaseEncryption.migrateInPlace(path, key: testKey)
+        let live = dir.appendingPathComponent("live.db").path
+        let pool = try DatabasePool(path: live)
+        try pool.write { db in try db.execute("CREATE TABLE kept(x); INSERT INTO kept VALUES (1)") }
+        let refused = try dbcrypt(["decrypt", path, "-o", live, "--force", "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("\(live) is in use (process \(getpid()) "), refused.stderr)
+        try pool.write { db in try db.execute("INSERT INTO kept VALUES (2)") }
+        XCTAssertEqual(try pool.read { db in try db.fetchScalar(Int.self, "SELECT count(*) FROM kept") }, 2)
+        try pool.close()
+        let replaced = try dbcrypt(["decrypt", path, "-o", live, "--force", "--key-env", "KEY"], environment: keyEnvironment)
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+    }
+
     func testWrongKeyExitsThreeAndChangesNothing() throws {
         let dir = try makeTemporaryDirectory(self)
         let path = dir.appendingPathComponent("app.db").path

@@ -57,7 +57,8 @@ struct Replacement {
     ///
     /// - throws: ``DatabaseError/permissionDenied(path:)``, ``DatabaseError/hardLinked(path:links:)``,
     ///   ``DatabaseError/destinationIsSource(path:)``, ``DatabaseError/fileNotFound(path:)``,
-    ///   ``DatabaseError/cannotOpen(path:reason:)``.
+    ///   ``DatabaseError/cannotOpen(path:reason:)``, ``DatabaseError/databaseInUse(path:)``
+    ///   for a destination another process has open.
     init(destination: String, inPlace: Bool, source: String?, options: ExportOptions) throws {
         self.inPlace = inPlace
         if inPlace {
@@ -83,7 +84,18 @@ struct Replacement {
                 throw DatabaseError.destinationExists(path: companion)
             }
             identity = nil
+            try requireNotInUse(naming: destination)
         }
+    }
+
+    /// Throws when another process has the database about to be replaced
+    /// open (in WAL mode), or is in a transaction on it: its writes would go
+    /// on into the replaced file, and be lost. A connection in rollback
+    /// mode between transactions holds no lock, and is not seen.
+    ///
+    /// - throws: ``DatabaseError/databaseInUse(path:)`` naming `destination`.
+    func requireNotInUse(naming destination: String) throws {
+        guard inPlace || SQLiteLocks.holder(of: path) == nil else { throw DatabaseError.databaseInUse(path: destination) }
     }
 
     /// Replaces the file at ``path`` with one that `write` fills, with the
@@ -91,10 +103,12 @@ struct Replacement {
     /// (``DBCryptCore/SiblingFile/replace(_:keepingOwnerAndModeOf:write:check:)``:
     /// in place, the new file gets the replaced one's owner and mode).
     /// Before the rename, cancellation is looked at (after the flush and
-    /// after `check`), the in-place file must still be the one resolved, and
-    /// the companions of a replaced file go.
+    /// after `check`), the in-place file must still be the one resolved, a
+    /// replaced file must not be open in another process, and the
+    /// companions of a replaced file go.
     ///
     /// - throws: what `write` or `check` throw; ``DatabaseError/cancelled``;
+    ///   ``DatabaseError/databaseInUse(path:)``;
     ///   ``DatabaseError`` for a step of the file system that failed.
     func replace(cancellation: JobCancellation?, write: (_ newFile: String) throws -> Void,
                  check: (_ newFile: String) throws -> Void) throws {
@@ -104,6 +118,7 @@ struct Replacement {
                 try check(sibling.path)
                 if cancellation?.isCancelled == true { throw DatabaseError.cancelled }
                 try requireUnchanged()
+                try requireNotInUse(naming: path)
                 try removeCompanions()
             })
         } catch let error as FileError {
