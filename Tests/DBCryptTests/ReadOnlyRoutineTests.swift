@@ -59,6 +59,27 @@ final class ReadOnlyRoutineTests: XCTestCase {
         }
     }
 
+    /// A virtual table whose module this SQLite lacks (a file made where
+    /// FTS5 is, read where it is not) leaves the description whole: its
+    /// rows are in its shadow tables, which are counted; the virtual table
+    /// is not (counting it needs the module).
+    func testADescriptionLeavesOutVirtualTables() throws {
+        let path = try makeNotes("app.db")
+        let db = try Database(path: path, key: TestKeys.key)
+        // What an engine with the module writes in the schema, written here by hand.
+        try db.execute("""
+            PRAGMA writable_schema = ON;
+            INSERT INTO sqlite_master VALUES ('table', 'search', 'search', 0, 'CREATE VIRTUAL TABLE search USING module_not_here(body)');
+            PRAGMA writable_schema = OFF;
+            CREATE TABLE search_content(id INTEGER PRIMARY KEY, body TEXT);
+            INSERT INTO search_content(body) VALUES ('a'), ('b');
+            """)
+        db.close()
+        let described = try DatabaseEncryption.describe(path, key: TestKeys.key, options: pageReader)
+        XCTAssertEqual(described.tables.map(\.name), ["note", "search_content"])
+        XCTAssertEqual(described.tables.map(\.rows), [20, 2])
+    }
+
     func testADescriptionCountsRowsAndSaysWhichReaderReadIt() throws {
         let path = try makeNotes("app.db")
         let described = try DatabaseEncryption.describe(path, key: TestKeys.key, options: pageReader)

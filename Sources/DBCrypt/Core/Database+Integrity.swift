@@ -24,4 +24,16 @@ extension Database {
             return ["a page could not be read (\(message))"]
         }
     }
+
+    /// Each table of the main database and its rows, by name: what the
+    /// routines check a copy against and `describe` reports. Virtual tables
+    /// are left out: their module may be missing from this SQLite (FTS5 on
+    /// 3.4.1), and their rows are in their shadow tables, which are counted.
+    ///
+    /// - throws: SQLite's error when a table cannot be read.
+    func tableRowCounts() throws -> [(name: String, rows: Int)] {
+        try fetchAll(String.self, """
+            SELECT name FROM main.sqlite_master WHERE type = 'table' AND upper(coalesce(sql, '')) NOT LIKE 'CREATE VIRTUAL%' ORDER BY name
+            """).map { name in (name, try fetchScalar(Int.self, "SELECT count(*) FROM main.\(SQLText.quotedName(name))") ?? 0) }
+    }
 }

@@ -42,10 +42,7 @@ extension DatabaseEncryption {
             }
         }
         do {
-            let tables = try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { name in
-                (name, try db.fetchScalar(Int.self, "SELECT count(*) FROM \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"") ?? 0)
-            }
-            return DatabaseDescription(facts: facts, tables: tables, pageReaderReport: nil)
+            return DatabaseDescription(facts: facts, tables: try db.tableRowCounts(), pageReaderReport: nil)
         } catch let error as DatabaseError where error.category == .damaged {
             guard case let .sqlite(_, message, _) = error else { throw error }
             throw DatabaseError.damaged(path: path, reason: message)
@@ -62,7 +59,8 @@ public struct DatabaseDescription: Sendable {
     /// `freelist_count`, `user_version`, `application_id` and `journal_mode`
     /// (`page_count` alone when the page reader read the file).
     public let facts: [(name: String, value: DatabaseValue)]
-    /// Each table and its rows, by name; empty when the page reader read the file.
+    /// Each table and its rows, by name (virtual tables left out: their rows
+    /// are in their shadow tables); empty when the page reader read the file.
     public let tables: [(name: String, rows: Int)]
     /// The page reader's verification, when only the page reader could
     /// read the file (the linked SQLCipher cannot open its settings, or

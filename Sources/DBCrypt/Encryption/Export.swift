@@ -448,11 +448,7 @@ struct SourceFacts: Equatable {
         schema = try db.fetchAll("SELECT type, name, tbl_name, sql FROM main.sqlite_master ORDER BY type, name").map {
             SchemaEntry(type: try $0[0], name: try $0[1], tableName: try $0[2], sql: try $0[3])
         }
-        var counts: [String: Int] = [:]
-        for entry in schema where entry.type == "table" && !(entry.sql ?? "").uppercased().hasPrefix("CREATE VIRTUAL") {
-            counts[entry.name] = try db.fetchScalar(Int.self, "SELECT count(*) FROM main.\(SQLText.quotedName(entry.name))") ?? 0
-        }
-        rowCounts = counts
+        rowCounts = Dictionary(uniqueKeysWithValues: try db.tableRowCounts().map { ($0.name, $0.rows) })
         userVersion = try db.fetchScalar(Int.self, "PRAGMA main.user_version") ?? 0
         applicationID = try db.fetchScalar(Int.self, "PRAGMA main.application_id") ?? 0
         autoVacuum = try db.fetchScalar(Int.self, "PRAGMA main.auto_vacuum") ?? 0
