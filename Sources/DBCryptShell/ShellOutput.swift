@@ -22,15 +22,16 @@ final class ShellOutput: Sendable {
     ///
     /// - throws: ``ShellError`` naming the system's error, or refusing the database.
     static func file(_ path: String, notOverwriting database: String) throws -> ShellOutput {
-        let protected = ([database] + CompanionFile.allCases.map { $0.path(of: database) }).map(Self.absolute)
         let refusal = ShellError("Cannot write \(path): it is \(database), which this shell has open, or its journal: name another file.")
         let existed = FileIdentity(path) != nil
-        if protected.contains(Self.absolute(path)) { throw refusal }
+        // By name first, so that a journal not made yet is not made here (a
+        // symbolic link is refused by the open, as every link is).
+        if CompanionFile.isNamedAsDatabaseOrCompanion(path, of: database) { throw refusal }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw ShellError("Cannot write \(path): \(String(cString: strerror(errno))).") }
         // By identity, on the file opened: another name of the database (a hard link) is refused too.
         var info = stat()
-        if fstat(descriptor, &info) == 0, protected.contains(where: { FileIdentity($0) == FileIdentity(info) }) {
+        if fstat(descriptor, &info) == 0, CompanionFile.isDatabaseOrCompanion(FileIdentity(info), of: database) {
             Foundation.close(descriptor)
             if !existed { unlink(path) }
             throw refusal
@@ -41,11 +42,6 @@ final class ShellOutput: Sendable {
             throw ShellError("Cannot write \(path): \(reason).")
         }
         return ShellOutput(descriptor: descriptor, path: path)
-    }
-
-    /// `path` made absolute, `.` and `..` folded: one spelling for each name.
-    private static func absolute(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.path
     }
 
     /// Writes all of `bytes`.

@@ -107,8 +107,9 @@ extension EncryptedDatabaseFile {
     /// there is no log for pages of this size, or no commit in it.
     private func committedLog() throws -> (frames: CommittedFrames, pages: [UInt32: Int], databaseSize: Int)? {
         try readingFiles {
-            guard let generation = try CommittedFrames.generation(of: CompanionFile.wal.path(of: path)), generation.pageSize == layout.pageSize else { return nil }
-            let frames = try CommittedFrames.read(CompanionFile.wal.path(of: path), generation: generation)
+            let log = CompanionFile.wal.path(of: path)
+            guard let generation = try CommittedFrames.generation(of: log), generation.pageSize == layout.pageSize else { return nil }
+            let frames = try CommittedFrames.read(log, generation: generation)
             let latest = frames.latestPages()
             guard let size = latest.databasePages else { return nil }
             return (frames, latest.pages, Int(size))

@@ -177,8 +177,7 @@ public final class ContinuousBackup: @unchecked Sendable {
     /// As the public initializer, with the options of the app's connections (a pool's readers).
     init(path: String, openingKey: DatabaseKey, openingOptions: Database.Options, storage: any BackupStorage, options: Options) throws {
         // A receipt is renamed over its path: never over the database or a journal of it.
-        if let receipt = options.receiptPath,
-           ([path] + CompanionFile.allCases.map { $0.path(of: path) }).contains(where: { $0 == receipt || FilePaths.isSameFile($0, receipt) }) {
+        if let receipt = options.receiptPath, CompanionFile.isDatabaseOrCompanion(receipt, of: path) {
             throw DatabaseError.destinationIsSource(path: receipt)
         }
         var holding = SnapshotBackup.holdingRead(openingOptions)

@@ -78,6 +78,18 @@ package enum WriteAheadLogFile {
         return !CheckpointBlock.withSharedLock(onFile: path) {}
     }
 
+    /// Removes the log beside `path` and its index when the log is empty
+    /// (what the last connection's close leaves of a folded-in log), and
+    /// says whether it was; a log that holds frames is left.
+    @discardableResult
+    static func removeIfEmpty(besideDatabaseAt path: String) -> Bool {
+        let log = CompanionFile.wal.path(of: path)
+        guard SiblingFile.size(of: log) == 0 else { return false }
+        unlink(log)
+        unlink(CompanionFile.shm.path(of: path))
+        return true
+    }
+
     /// Whether a `-wal` with at least a frame's worth of bytes after its
     /// header is beside `path`.
     package static func hasFrames(besideDatabaseAt path: String) -> Bool {

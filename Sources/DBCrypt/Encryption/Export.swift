@@ -105,10 +105,7 @@ struct Export {
             // Closing the old file's last connection deletes its (empty) WAL by
             // name; its shared-memory index is left for us to remove.
             source.close()
-            if SiblingFile.size(of: CompanionFile.wal.path(of: destinationPath)) == 0 {
-                unlink(CompanionFile.wal.path(of: destinationPath))
-                unlink(CompanionFile.shm.path(of: destinationPath))
-            }
+            WriteAheadLogFile.removeIfEmpty(besideDatabaseAt: destinationPath)
         }
         progress?.finish()
     }
@@ -130,11 +127,9 @@ struct Export {
         options.journalMode = .wal
         try Database(path: path, key: key, options: options).close()
         // The last connection's close folds the (empty) log in and deletes it.
-        guard SiblingFile.size(of: CompanionFile.wal.path(of: path)) == 0 else {
+        guard WriteAheadLogFile.removeIfEmpty(besideDatabaseAt: path) else {
             throw DatabaseError.verificationFailed(path: path, reason: "switching it to WAL mode left a log beside it")
         }
-        unlink(CompanionFile.wal.path(of: path))
-        unlink(CompanionFile.shm.path(of: path))
     }
 
     // MARK: - Before writing

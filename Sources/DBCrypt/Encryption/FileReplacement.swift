@@ -69,9 +69,8 @@ struct Replacement {
             identity = FileIdentity(path)
         } else {
             path = try FilePaths.existingTarget(of: destination)
-            if let source, FilePaths.isSameFile(source, path) { throw DatabaseError.destinationIsSource(path: destination) }
+            if let source, CompanionFile.isDatabaseOrCompanion(path, of: source) { throw DatabaseError.destinationIsSource(path: destination) }
             for companion in CompanionFile.allCases {
-                if let source, FilePaths.isSameFile(companion.path(of: source), path) { throw DatabaseError.destinationIsSource(path: destination) }
                 guard path.hasSuffix(companion.rawValue) else { continue }
                 let owner = String(path.dropLast(companion.rawValue.count))
                 if let source, FilePaths.isSameFile(source, owner) { throw DatabaseError.destinationIsSource(path: destination) }

@@ -179,12 +179,12 @@ extension CipherSettings {
     func toTry(on library: CipherInfo, otherFormat: Bool = true, otherHeaderSizes: Bool = false) -> [CipherSettings] {
         let formats = otherFormat && library.formats.contains(format.other) ? [self, fallback] : [self]
         guard otherHeaderSizes else { return formats }
-        let sizes = [plaintextHeaderSize] + Self.plaintextHeaderSizes.filter { $0 != plaintextHeaderSize }
+        let sizes = [plaintextHeaderSize] + Self.plaintextHeaderSizes.filter { $0 != plaintextHeaderSize && $0 <= Self.largestHeaderOnConnections }
         return formats.flatMap { settings in
             sizes.compactMap { size in
                 var sized = settings
                 sized.plaintextHeaderSize = size
-                return sized.plaintextHeaderSize <= Self.largestHeaderOnConnections && (try? sized.validate()) != nil ? sized : nil
+                return (try? sized.validate()) != nil ? sized : nil
             }
         }
     }

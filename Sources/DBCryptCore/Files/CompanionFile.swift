@@ -26,6 +26,32 @@ package enum CompanionFile: String, CaseIterable, Sendable {
         SiblingFile.directory(of: (try? databaseFile(database)) ?? database)
     }
 
+    /// Whether `candidate` names the database `database` names, or one of
+    /// its companions: the same file by any name (a symbolic or a hard
+    /// link), or, for one not made yet, the same path.
+    package static func isDatabaseOrCompanion(_ candidate: String, of database: String) -> Bool {
+        isNamedAsDatabaseOrCompanion(candidate, of: database) || FileIdentity(candidate).map { isDatabaseOrCompanion($0, of: database) } == true
+    }
+
+    /// Whether `candidate` is spelled as the path of the database `database`
+    /// names or of one of its companions, made absolute with `.` and `..`
+    /// folded: the test for a file not made yet.
+    package static func isNamedAsDatabaseOrCompanion(_ candidate: String, of database: String) -> Bool {
+        let spelled = URL(fileURLWithPath: candidate).standardizedFileURL.path
+        return names(of: database).contains { URL(fileURLWithPath: $0).standardizedFileURL.path == spelled }
+    }
+
+    /// Whether the file `identity` names is the database `database` names,
+    /// or one of its companions.
+    package static func isDatabaseOrCompanion(_ identity: FileIdentity, of database: String) -> Bool {
+        names(of: database).contains { FileIdentity($0) == identity }
+    }
+
+    /// The database and every companion, where SQLite keeps them.
+    private static func names(of database: String) -> [String] {
+        [database] + allCases.map { $0.path(of: database) }
+    }
+
     /// The file `path` names, as SQLite opens it: `path` itself when it is
     /// not a symbolic link (so that messages name it as the user did), else
     /// the link's target, every link resolved.
