@@ -175,13 +175,16 @@ extension CipherSettings {
     /// then, when `otherFormat` and `library` has it, the other standard
     /// format's, each once; with `otherHeaderSizes`, each with every
     /// plaintext header size a connection keeps with those settings, this
-    /// one first.
+    /// one first: only settings with an HMAC, which fails at any other size
+    /// (without one, a size that differs garbles only the first blocks, and
+    /// page 1 may still read as a database).
     func toTry(on library: CipherInfo, otherFormat: Bool = true, otherHeaderSizes: Bool = false) -> [CipherSettings] {
         let formats = otherFormat && library.formats.contains(format.other) ? [self, fallback] : [self]
         guard otherHeaderSizes else { return formats }
         let sizes = [plaintextHeaderSize] + Self.plaintextHeaderSizes.filter { $0 != plaintextHeaderSize && $0 <= Self.largestHeaderOnConnections }
         return formats.flatMap { settings in
             sizes.compactMap { size in
+                guard size == plaintextHeaderSize || settings.usesHMAC else { return nil }
                 var sized = settings
                 sized.plaintextHeaderSize = size
                 return (try? sized.validate()) != nil ? sized : nil
