@@ -102,13 +102,12 @@ final class BackupDestinationTests: XCTestCase {
         try pool.write { db in try db.execute("INSERT INTO t(v) VALUES ('old')") }
         try pool.close()
         let storage = try DirectoryBackupStorage(path: dir.appendingPathComponent("backup").path)
-        let failures = Mutex<[String]>([])
+        // One lock for both facts, so the wait below sees an error with its verdict.
+        let failures = Mutex<[(description: String, ends: Bool)]>([])
         var options = ContinuousBackup.Options()
         options.interval = .milliseconds(5)
-        let ends = Mutex<[Bool]>([])
         options.failed = { error in
-            failures.withLock { $0.append("\(error)") }
-            ends.withLock { $0.append((error as? BackupError)?.endsContinuousBackup == true) }
+            failures.withLock { $0.append(("\(error)", (error as? BackupError)?.endsContinuousBackup == true)) }
         }
         let backup = try ContinuousBackup(path: path, key: key, storage: storage, options: options)
 
@@ -119,8 +118,8 @@ final class BackupDestinationTests: XCTestCase {
         XCTAssertEqual(rename(other, path), 0)
 
         XCTAssertTrue(waitUntil(timeout: 10) { !failures.withLock { $0 }.isEmpty }, "the backup did not notice")
-        XCTAssertEqual(failures.withLock { $0 }, [BackupError.databaseReplaced(path: path).description])
-        XCTAssertEqual(ends.withLock { $0 }, [true], "the error says that the backup ended")
+        XCTAssertEqual(failures.withLock { $0.map(\.description) }, [BackupError.databaseReplaced(path: path).description])
+        XCTAssertEqual(failures.withLock { $0.map(\.ends) }, [true], "the error says that the backup ended")
         XCTAssertThrowsError(try backup.shipNow()) { error in
             XCTAssertEqual(error as? BackupError, .databaseReplaced(path: path))
         }
