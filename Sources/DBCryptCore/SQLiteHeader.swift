@@ -20,6 +20,8 @@ package struct SQLiteHeader {
     package let versionValidFor: UInt32
     /// The `user_version` (bytes 60-63).
     package let userVersion: Int32
+    /// How text is stored (bytes 56-59): 1 UTF-8, 2 UTF-16le, 3 UTF-16be (0 in a new empty file).
+    package let textEncoding: UInt32
 
     /// The header in the first 100 bytes of `page`, or nil when its fixed
     /// fields are not SQLite's (page size, file format versions, payload fractions).
@@ -36,6 +38,7 @@ package struct SQLiteHeader {
         pageCount = Self.word(bytes, 28)
         versionValidFor = Self.word(bytes, 92)
         userVersion = Int32(bitPattern: Self.word(bytes, 60))
+        textEncoding = Self.word(bytes, 56)
     }
 
     /// The big-endian 32-bit word at `at`, as SQLite stores its integers.

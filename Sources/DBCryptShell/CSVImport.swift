@@ -17,7 +17,7 @@ extension Shell {
         var records = CSVRecords(Array(data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data))
         var skipped = 0
         while skipped < skip, records.next() != nil { skipped += 1 }
-        let quoted = SQLText.quotedName(table)
+        let quoted = SQLIdentifier.quoted(table)
         try queue.inDatabase { db in
             Interrupts.target(try db.interrupter, seen: interruptsSeen)
             defer { Interrupts.target(nil) }
@@ -28,7 +28,7 @@ extension Shell {
                     guard let names = records.next() else {
                         throw ShellError("\(file) has no row\(skip > 0 ? " past the \(skipped) skipped" : "") to name the columns of \(table).")
                     }
-                    let definitions = names.fields.map { SQLText.quotedName(String(decoding: $0, as: UTF8.self)) + " TEXT" }
+                    let definitions = names.fields.map { SQLIdentifier.quoted(String(decoding: $0, as: UTF8.self)) + " TEXT" }
                     try db.execute("CREATE TABLE \(quoted)(\(definitions.joined(separator: ", ")))")
                     columns = names.fields.count
                 }

@@ -46,12 +46,12 @@ extension Shell {
     }
 
     private func dumpRows(of table: String, in db: Database, _ write: (String) throws -> Void) throws {
-        let quoted = SQLText.quotedName(table)
+        let quoted = SQLIdentifier.quoted(table)
         let columns = try Shell.columnNames(of: quoted, in: db)
         guard !columns.isEmpty else { return }
         // SQLite 3.15's quote() writes an infinite real as Inf, which SQL does not read back: 9.0e+999 does.
         let values = columns.map { column in
-            let name = SQLText.quotedName(column)
+            let name = SQLIdentifier.quoted(column)
             // typeof first: in a TEXT column 9e999 compares as the text 'Inf' (and 'inf' under NOCASE).
             return "CASE WHEN typeof(\(name)) = 'real' AND abs(\(name)) = 9e999 THEN (CASE WHEN \(name) > 0 THEN '9.0e+999' ELSE '-9.0e+999' END) "
                 + "ELSE quote(\(name)) END"

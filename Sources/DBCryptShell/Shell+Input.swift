@@ -91,7 +91,7 @@ extension Shell {
         let names: [String] = (try? queue.inDatabase { db in
             let tables = try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
             var names = tables
-            for table in tables { names += try Shell.columnNames(of: SQLText.quotedName(table), in: db) }
+            for table in tables { names += try Shell.columnNames(of: SQLIdentifier.quoted(table), in: db) }
             return names
         }) ?? []
         // A name holding a control character is not offered: libedit would print it as it is.

@@ -10,14 +10,22 @@ public struct SalvagedSchemaEntry: Sendable, Equatable {
     public let rootPage: Int
     /// Its CREATE statement (nil for automatic indexes).
     public let sql: String?
+
+    /// Whether it is a virtual table: its rows are in its module's shadow
+    /// tables, and it has no b-tree (SQLite writes its statement starting
+    /// "CREATE VIRTUAL TABLE").
+    public var isVirtualTable: Bool {
+        type == "table" && rootPage == 0 && sql?.hasPrefix("CREATE VIRTUAL TABLE") == true
+    }
 }
 
 /// Reads the rows of a plaintext SQLite file page by page, without SQLite,
 /// as a damaged file's salvage needs: what ``EncryptedDatabaseFile/recoverPages(to:progress:cancellation:)``
 /// writes, where pages that did not authenticate are zeros. Every read is
 /// bounds-checked: a page that is not what it claims is skipped, never trusted.
-/// Table b-trees are walked from their roots; the rows of table leaves that
-/// no walk reached (their parent page was lost) are handed out as orphans.
+/// Tables are walked from their roots: a table b-tree, or the index b-tree
+/// of a WITHOUT ROWID table. The rows of table leaves that no walk reached
+/// (their parent page was lost) are handed out as orphans.
 public final class PageScanner {
     private let reader: SourceFile
     /// Bytes per page.
@@ -26,6 +34,8 @@ public final class PageScanner {
     let usableSize: Int
     /// Pages in the file.
     public let pageCount: Int
+    /// How the file stores text: the header's 1 (UTF-8), 2 (UTF-16le) or 3 (UTF-16be).
+    private let textEncoding: UInt32
     /// Pages a walk has visited (b-tree and overflow pages), or that are on the freelist.
     private var claimed: Set<Int> = []
 
@@ -42,6 +52,7 @@ public final class PageScanner {
         pageSize = header.pageSize
         usableSize = header.pageSize - header.reserve
         pageCount = Int(reader.size / Int64(header.pageSize))
+        textEncoding = header.textEncoding
         claimFreelist(trunk: Int(SQLiteHeader.word(first, 32)))
     }
 
@@ -60,25 +71,40 @@ public final class PageScanner {
         return entries
     }
 
-    /// Calls `visit` with the rowid and values of every row of the table
-    /// b-tree rooted at `root` that can be read, in b-tree order.
-    public func rows(ofTreeAt root: Int, _ visit: (Int64, [SalvagedValue]) throws -> Void) throws {
+    /// Calls `visit` with the rowid and values of every row that can be
+    /// read of the table whose b-tree is rooted at `root`: a table b-tree,
+    /// in rowid order, or the index b-tree of a WITHOUT ROWID table, whose
+    /// rows have no rowid (nil) and hold the primary key's columns first,
+    /// then the others in the table's order. Pages of the other kind of
+    /// b-tree are not followed.
+    public func rows(ofTreeAt root: Int, _ visit: (Int64?, [SalvagedValue]) throws -> Void) throws {
+        guard root >= 1, root <= pageCount, let rootPage = try page(root) else { return }
+        let isIndex = [2, 10].contains(rootPage[root == 1 ? 100 : 0])
+        let (interior, leaf): (UInt8, UInt8) = isIndex ? (2, 10) : (5, 13)
         var pending = [root]
         while let number = pending.popLast() {
             guard number >= 1, number <= pageCount, !claimed.contains(number), let page = try page(number) else { continue }
             let start = number == 1 ? 100 : 0
+            guard page[start] == interior || page[start] == leaf else { continue }
             claimed.insert(number)
-            switch page[start] {
-            case 5:  // interior: children, the right-most last so the walk goes in order
-                var children = cellOffsets(page, start: start, headerSize: 12).compactMap { offset in
-                    offset + 4 <= usableSize ? Int(SQLiteHeader.word(page, offset)) : nil
-                }
+            let cells = cellOffsets(page, start: start, headerSize: page[start] == interior ? 12 : 8)
+            if page[start] == interior {
+                // Children, the right-most last, so that a table's walk goes in rowid order.
+                var children = cells.compactMap { offset in offset + 4 <= usableSize ? Int(SQLiteHeader.word(page, offset)) : nil }
                 children.append(Int(SQLiteHeader.word(page, start + 8)))
                 pending.append(contentsOf: children.reversed())
-            case 13:
+            }
+            if isIndex {
+                // An index b-tree's interior cells are entries too, after their child's page number.
+                for offset in cells {
+                    var at = page[start] == interior ? offset + 4 : offset
+                    guard let size = Self.varint(page, &at, end: usableSize), size >= 0, size <= Int64(1) << 31,
+                          let payload = try payload(page, at: at, size: Int(size), index: true),
+                          let values = record(payload) else { continue }
+                    try visit(nil, values)
+                }
+            } else if page[start] == leaf {
                 try leafRows(page, start: start, visit)
-            default:
-                continue
             }
         }
     }
@@ -114,15 +140,16 @@ public final class PageScanner {
             var at = offset
             guard let payloadSize = Self.varint(page, &at, end: usableSize), let rowid = Self.varint(page, &at, end: usableSize),
                   payloadSize >= 0, payloadSize <= Int64(1) << 31,
-                  let payload = try payload(page, at: at, size: Int(payloadSize)),
-                  let values = Self.record(payload) else { continue }
+                  let payload = try payload(page, at: at, size: Int(payloadSize), index: false),
+                  let values = record(payload) else { continue }
             try visit(rowid, values)
         }
     }
 
-    /// A cell's payload: the part on the page, then its overflow chain.
-    private func payload(_ page: [UInt8], at start: Int, size: Int) throws -> [UInt8]? {
-        let maxLocal = usableSize - 35
+    /// A cell's payload: the part on the page, then its overflow chain. An
+    /// `index` b-tree's cells keep less on the page than a table leaf's.
+    private func payload(_ page: [UInt8], at start: Int, size: Int, index: Bool) throws -> [UInt8]? {
+        let maxLocal = index ? (usableSize - 12) * 64 / 255 - 23 : usableSize - 35
         let minLocal = (usableSize - 12) * 32 / 255 - 23
         var local = size
         if size > maxLocal {
@@ -145,8 +172,15 @@ public final class PageScanner {
         return payload
     }
 
-    /// The values of a record, or nil when it is not one.
-    static func record(_ payload: [UInt8]) -> [SalvagedValue]? {
+    /// The values of a record, its text in the file's encoding, or nil when it is not one.
+    func record(_ payload: [UInt8]) -> [SalvagedValue]? {
+        Self.record(payload, textEncoding: textEncoding)
+    }
+
+    /// The values of a record whose text is in `textEncoding` (as the
+    /// header says it: 2 and 3 are UTF-16, anything else UTF-8), or nil
+    /// when it is not one.
+    static func record(_ payload: [UInt8], textEncoding: UInt32 = 1) -> [SalvagedValue]? {
         var at = 0
         guard let headerSize = varint(payload, &at, end: payload.count), headerSize >= 1, headerSize <= payload.count else { return nil }
         var types: [Int64] = []
@@ -181,11 +215,22 @@ public final class PageScanner {
             case 7:
                 values.append(.real(Double(bitPattern: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })))
             default:
-                values.append(type % 2 == 0 ? .blob(Array(bytes)) : .text(String(decoding: bytes, as: UTF8.self)))
+                values.append(type % 2 == 0 ? .blob(Array(bytes)) : .text(Self.text(bytes, textEncoding)))
             }
             body += size
         }
         return values
+    }
+
+    /// `bytes` as text in `encoding`: UTF-16 (2 little-endian, 3 big-endian;
+    /// an odd last byte dropped), else UTF-8; invalid sequences replaced.
+    private static func text(_ bytes: ArraySlice<UInt8>, _ encoding: UInt32) -> String {
+        guard encoding == 2 || encoding == 3 else { return String(decoding: bytes, as: UTF8.self) }
+        let (high, low) = encoding == 3 ? (0, 1) : (1, 0)
+        let units = stride(from: bytes.startIndex, to: bytes.endIndex - 1, by: 2).map { at -> UInt16 in
+            UInt16(bytes[at + high]) << 8 | UInt16(bytes[at + low])
+        }
+        return String(decoding: units, as: UTF16.self)
     }
 
     /// SQLite's variable-length integer at `at` (advanced past it), or nil past `end`.

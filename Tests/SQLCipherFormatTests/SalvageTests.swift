@@ -17,7 +17,7 @@ final class SalvageTests: XCTestCase {
         let table = try XCTUnwrap(try scanner.schema().first { $0.name == "t" })
         var rows: [String] = []
         try scanner.rows(ofTreeAt: table.rootPage) { rowid, values in
-            guard case let .text(name) = values[1], case let .blob(data) = values[2] else { return XCTFail("\(values)") }
+            guard let rowid, case let .text(name) = values[1], case let .blob(data) = values[2] else { return XCTFail("\(values)") }
             rows.append("\(rowid) \(name) " + data.map { String(format: "%02X", $0) }.joined())
         }
         XCTAssertEqual(rows, expected)

@@ -176,9 +176,4 @@ package enum SQLText {
     static func redactingLiterals(in text: String) -> String {
         Array(text.utf8).withUnsafeBufferPointer { redactingLiterals($0) }
     }
-
-    /// `name` as a quoted SQL identifier: `"name"`, inner quotes doubled.
-    package static func quotedName(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 }

@@ -47,7 +47,7 @@ extension Connection {
             attachedFiles[schema] = id
         }
         for schema in attached.keys {
-            let name = SQLText.quotedName(schema)
+            let name = SQLIdentifier.quoted(schema)
             guard try firstValue("PRAGMA \(name).page_count") == .integer(0) else { continue }
             do {
                 try writeHeaderOfNewFile(schema: name)

@@ -22,12 +22,38 @@ extension DatabaseEncryption {
         let file = try PageReaderFallback.open(reader, path, key: key, cipher: cipher)
         var report: SalvageReport?
         try replaceFile(at: output, source: path, options: options, write: { newFile in
-            let db = try Database(path: newFile)
-            defer { db.close() }
-            report = try file.salvage(into: SalvageConnection(db), scratch: newFile + "-pages",
-                                      progress: options.progress, cancellation: options.cancellation)
+            do {
+                let db = try Database(path: newFile)
+                defer { db.close() }
+                report = try file.salvage(into: SalvageConnection(db), scratch: newFile + "-pages",
+                                          progress: options.progress, cancellation: options.cancellation)
+            }
+            try rebuildFullTextIndexes(newFile, &report!)
         }, check: PageReaderFallback.checkPlaintext)
         // replaceFile runs `write`, or throws.
         return report!
+    }
+
+    /// Rebuilds each full-text index (FTS3, FTS4, FTS5) of the salvaged
+    /// database at `path` from its recovered content, so that the index
+    /// matches the rows that are left. The salvage wrote the tables' schema
+    /// rows as the file held them, which the connection that wrote them
+    /// does not read: a new one does. A table whose module this SQLite
+    /// lacks, or that keeps no content (contentless), stays as recovered,
+    /// and the report says so.
+    private static func rebuildFullTextIndexes(_ path: String, _ report: inout SalvageReport) throws {
+        let db = try Database(path: path)
+        defer { db.close() }
+        let names = try db.fetchAll("""
+            SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage = 0 AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts%'
+            """).map { try $0[0] as String }
+        for name in names {
+            let quoted = SQLIdentifier.quoted(name)
+            do {
+                try db.execute("INSERT INTO \(quoted)(\(quoted)) VALUES ('rebuild')")
+            } catch let DatabaseError.sqlite(_, message, _) {
+                report.notes.append("the full-text index of \(name) is as the file held it, not rebuilt (\(message))")
+            }
+        }
     }
 }

@@ -85,7 +85,7 @@ extension Record {
     ///
     /// - throws: SQLite's error (a table that does not exist, ...).
     public static func fetchCount(_ db: Database) throws -> Int {
-        try db.fetchScalar(Int.self, "SELECT count(*) FROM \(RecordSQL.quote(databaseTableName))") ?? 0
+        try db.fetchScalar(Int.self, "SELECT count(*) FROM \(SQLIdentifier.quoted(databaseTableName))") ?? 0
     }
 
     /// Deletes the row whose single-column primary key is `key`; returns whether there was one.
@@ -94,7 +94,7 @@ extension Record {
     @discardableResult
     public static func deleteOne(_ db: Database, key: some DatabaseValueConvertible) throws -> Bool {
         _ = try keySelection(count: 1, single: true)   // throws for a key of several columns
-        let sql = "DELETE FROM \(RecordSQL.quote(databaseTableName)) WHERE \(RecordSQL.quote(databasePrimaryKey[0])) = ?"
+        let sql = "DELETE FROM \(SQLIdentifier.quoted(databaseTableName)) WHERE \(SQLIdentifier.quoted(databasePrimaryKey[0])) = ?"
         try db.cachedStatement(sql).execute(StatementArguments(databaseValues: [try key.databaseValue]))
         return db.changes > 0
     }
@@ -104,7 +104,7 @@ extension Record {
     /// - throws: SQLite's error.
     @discardableResult
     public static func deleteAll(_ db: Database) throws -> Int {
-        try db.execute("DELETE FROM \(RecordSQL.quote(databaseTableName))")
+        try db.execute("DELETE FROM \(SQLIdentifier.quoted(databaseTableName))")
         return db.changes
     }
 
@@ -137,10 +137,10 @@ extension Record {
                 sql: selection)
         }
         if key.count == 1 {
-            let column = RecordSQL.quote(key[0])
+            let column = SQLIdentifier.quoted(key[0])
             return selection + (count == 1 ? " WHERE \(column) = ?" : " WHERE \(column) IN (\(RecordSQL.placeholders(count)))")
         }
-        let one = "(" + key.map { "\(RecordSQL.quote($0)) = ?" }.joined(separator: " AND ") + ")"
+        let one = "(" + key.map { "\(SQLIdentifier.quoted($0)) = ?" }.joined(separator: " AND ") + ")"
         return selection + " WHERE " + Array(repeating: one, count: count).joined(separator: " OR ")
     }
 

@@ -42,22 +42,22 @@ final class RecordSQL: Sendable {
         self.keys = keys
         self.hasPlacedValues = hasPlacedValues
         self.primaryKey = primaryKey
-        quotedTable = Self.quote(table)
+        quotedTable = SQLIdentifier.quoted(table)
         columns = keys.map(naming.column(for:))
         let lowercased = columns.map { $0.lowercased() }
         primaryKeyPositions = primaryKey.map { lowercased.firstIndex(of: $0.lowercased()) }
         let keyPositions = Set(primaryKeyPositions.compactMap { $0 })
         otherPositions = columns.indices.filter { !keyPositions.contains($0) }
-        let quotedColumns = columns.map(Self.quote)
+        let quotedColumns = columns.map(SQLIdentifier.quoted)
         insert = "INSERT INTO \(quotedTable)(\(quotedColumns.joined(separator: ", "))) VALUES (\(Self.placeholders(columns.count)))"
-        keyCondition = "WHERE " + primaryKey.map { "\(Self.quote($0)) = ?" }.joined(separator: " AND ")
+        keyCondition = "WHERE " + primaryKey.map { "\(SQLIdentifier.quoted($0)) = ?" }.joined(separator: " AND ")
         updateAll = Self.update(quotedTable, otherPositions.map { quotedColumns[$0] }, keyCondition)
         delete = "DELETE FROM \(quotedTable) \(keyCondition)"
         exists = "SELECT 1 FROM \(quotedTable) \(keyCondition)"
         if sqliteVersion >= 3_024_000, !primaryKey.isEmpty, primaryKeyPositions.allSatisfy({ $0 != nil }) {
             let updates = otherPositions.map { "\(quotedColumns[$0]) = excluded.\(quotedColumns[$0])" }
             let action = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", ")
-            nativeUpsert = insert + " ON CONFLICT(\(primaryKey.map(Self.quote).joined(separator: ", "))) " + action
+            nativeUpsert = insert + " ON CONFLICT(\(primaryKey.map(SQLIdentifier.quoted).joined(separator: ", "))) " + action
         } else {
             nativeUpsert = nil
         }
@@ -65,7 +65,7 @@ final class RecordSQL: Sendable {
 
     /// `UPDATE` of the columns at `positions` in `keys`, found by the primary key.
     func update(_ positions: [Int]) -> String {
-        Self.update(quotedTable, positions.map { Self.quote(columns[$0]) }, keyCondition)
+        Self.update(quotedTable, positions.map { SQLIdentifier.quoted(columns[$0]) }, keyCondition)
     }
 
     private static func update(_ table: String, _ quotedColumns: [String], _ condition: String) -> String {
@@ -89,11 +89,6 @@ final class RecordSQL: Sendable {
     }
 
     // MARK: Building
-
-    /// `name` as an SQL identifier: in double quotes, any inside doubled.
-    static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 
     /// Whether `column` names the table's hidden rowid (any of its three names).
     static func isRowid(_ column: String) -> Bool {
@@ -133,6 +128,6 @@ enum RecordSelection {
     static func of<R: Record>(_ type: R.Type) -> String {
         let key = R.databasePrimaryKey
         let columns = key.count == 1 && RecordSQL.isRowid(key[0]) ? "\(key[0]), *" : "*"
-        return "SELECT \(columns) FROM \(RecordSQL.quote(R.databaseTableName))"
+        return "SELECT \(columns) FROM \(SQLIdentifier.quoted(R.databaseTableName))"
     }
 }
