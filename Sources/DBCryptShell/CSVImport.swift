@@ -32,14 +32,15 @@ extension Shell {
                     try db.execute("CREATE TABLE \(quoted)(\(definitions.joined(separator: ", ")))")
                     columns = names.fields.count
                 }
-                let insert = try db.makeStatement("INSERT INTO \(quoted) VALUES (\(Array(repeating: "?", count: columns).joined(separator: ", ")))")
+                // Each field's bytes as text, as they are (sqlite3 stores bytes that are not UTF-8 too); the columns' affinity applies.
+                let insert = try db.makeStatement("INSERT INTO \(quoted) VALUES (\(Array(repeating: "CAST(? AS TEXT)", count: columns).joined(separator: ", ")))")
                 while let record = records.next() {
                     if record.fields.count != columns {
                         host.note("\(file):\(record.line): expected \(columns) columns but found \(record.fields.count): "
                                   + (record.fields.count < columns ? "filling the rest with NULL." : "extras ignored."))
                     }
                     let values: [(any DatabaseValueConvertible)?] = (0..<columns).map { index in
-                        index < record.fields.count ? String(decoding: record.fields[index], as: UTF8.self) : nil
+                        index < record.fields.count ? Data(record.fields[index]) : nil
                     }
                     try insert.execute(StatementArguments(values))
                 }

@@ -155,6 +155,12 @@ final class ShellScriptTests: XCTestCase {
 
             """)
 
+        // Bytes that are not UTF-8 are kept as they are, as sqlite3 keeps them; the columns' affinity applies.
+        let latin1 = directory.appendingPathComponent("latin1.csv").path
+        try Data("caf\u{E9},1,\n".unicodeScalars.map { UInt8($0.value) }).write(to: URL(fileURLWithPath: latin1))
+        let bytes = try shell("CREATE TABLE l(a TEXT, b INTEGER, c);\n.import \(latin1) l\nSELECT hex(a), typeof(b), quote(c) FROM l;\n")
+        XCTAssertEqual(bytes.stdout, "636166E9|integer|''\n", bytes.stderr)
+
         // A 10 MB statement over two lines.
         let half = String(repeating: "x", count: 5_000_000)
         let long = try shell("SELECT length('\(half)\n\(half.dropLast())');\nSELECT 'after';\n")
