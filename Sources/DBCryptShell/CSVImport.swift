@@ -32,15 +32,19 @@ extension Shell {
                     try db.execute("CREATE TABLE \(quoted)(\(definitions.joined(separator: ", ")))")
                     columns = names.fields.count
                 }
-                // Each field's bytes as text, as they are (sqlite3 stores bytes that are not UTF-8 too); the columns' affinity applies.
-                let insert = try db.makeStatement("INSERT INTO \(quoted) VALUES (\(Array(repeating: "CAST(? AS TEXT)", count: columns).joined(separator: ", ")))")
+                // Each field as text, the columns' affinity applied. In a UTF-8 database its bytes go in as they are, as sqlite3
+                // stores them (a Latin-1 file's too); a UTF-16 database reads a blob cast to text as UTF-16, so there it is decoded.
+                let asBytes = try db.fetchScalar(String.self, "PRAGMA encoding") == "UTF-8"
+                let placeholder = asBytes ? "CAST(? AS TEXT)" : "?"
+                let insert = try db.makeStatement("INSERT INTO \(quoted) VALUES (\(Array(repeating: placeholder, count: columns).joined(separator: ", ")))")
                 while let record = records.next() {
                     if record.fields.count != columns {
                         host.note("\(file):\(record.line): expected \(columns) columns but found \(record.fields.count): "
                                   + (record.fields.count < columns ? "filling the rest with NULL." : "extras ignored."))
                     }
                     let values: [(any DatabaseValueConvertible)?] = (0..<columns).map { index in
-                        index < record.fields.count ? Data(record.fields[index]) : nil
+                        guard index < record.fields.count else { return nil }
+                        return asBytes ? Data(record.fields[index]) : String(decoding: record.fields[index], as: UTF8.self)
                     }
                     try insert.execute(StatementArguments(values))
                 }

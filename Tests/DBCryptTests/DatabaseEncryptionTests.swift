@@ -79,8 +79,15 @@ final class DatabaseEncryptionTests: XCTestCase {
         let encrypted = try Database(path: path, key: newKey)
         defer { encrypted.close() }
         XCTAssertEqual(try encrypted.fetchAll(Int.self, "SELECT docid FROM bare WHERE bare MATCH 'world'"), [2])
+        // Where SQLite checks full-text indexes: content that disagrees with the index, and an index that cannot be read.
+        let checksIndexes = sqlite3_libversion_number() >= 3_044_000
         try encrypted.execute("UPDATE notes_content SET c0body = 'other' WHERE docid = 1")
-        XCTAssertEqual(try encrypted.integrityProblems().isEmpty, sqlite3_libversion_number() < 3_044_000)
+        XCTAssertEqual(try encrypted.integrityProblems().isEmpty, !checksIndexes)
+        try encrypted.execute("UPDATE notes_content SET c0body = 'hello' WHERE docid = 1")
+        XCTAssertEqual(try encrypted.integrityProblems(), [])
+        try encrypted.execute("UPDATE notes_segdir SET root = x'0102030405'")
+        let unreadable = try encrypted.integrityProblems()
+        XCTAssertEqual(unreadable.isEmpty, !checksIndexes, "\(unreadable)")
     }
 
     func testMigrateInPlaceEncryptsTheSamePath() throws {

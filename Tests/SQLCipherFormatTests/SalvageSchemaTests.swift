@@ -40,6 +40,20 @@ final class SalvageSchemaTests: XCTestCase {
             try db.execute("INSERT INTO g(a, c) SELECT i, 'c' || i FROM \(numbers)")
             queries.append("SELECT rowid || '|' || a || '|' || twice || '|' || c || '|' || next FROM g ORDER BY rowid")
         }
+        // A column added later (its rows' records are shorter: they read its default); an INTEGER PRIMARY KEY
+        // DESC, which is not the rowid and holds its own value.
+        try db.execute("""
+            CREATE TABLE grown(a INTEGER);
+            INSERT INTO grown SELECT i FROM \(numbers);
+            ALTER TABLE grown ADD COLUMN b INTEGER NOT NULL DEFAULT 7;
+            INSERT INTO grown(a, b) VALUES (0, 8);
+            CREATE TABLE descending(id INTEGER PRIMARY KEY DESC, v TEXT);
+            INSERT INTO descending(rowid, id, v) VALUES (1, 100, 'a'), (2, 200, 'b');
+            """)
+        queries += [
+            "SELECT rowid || '|' || a || '|' || b FROM grown ORDER BY rowid",
+            "SELECT rowid || '|' || id || '|' || v FROM descending ORDER BY rowid",
+        ]
         let expected = try queries.map { try db.fetchAll(String.self, $0) }
         db.close()
         XCTAssertEqual(expected[0].count, 600)
@@ -57,13 +71,49 @@ final class SalvageSchemaTests: XCTestCase {
         XCTAssertEqual(try queries.map { try rescued.fetchAll(String.self, $0) }, expected, "\(queries)")
     }
 
+    /// The rows of a table that cannot be created again (a collation this
+    /// process lacks), WITHOUT ROWID or not, and the rows a table refuses
+    /// (a CHECK the file's rows break), go to lost_and_found, as the notes say.
+    func testRowsNoTableTakesAreInLostAndFound() throws {
+        let path = try makeTemporaryDirectory(self).appendingPathComponent("refused.db").path
+        let db = try Database(path: path, key: fixtureKey)
+        try db.createCollation("app_order") { $0.compare($1) }
+        try db.execute("""
+            CREATE TABLE named(k TEXT COLLATE app_order PRIMARY KEY, v) WITHOUT ROWID;
+            INSERT INTO named VALUES ('a', 1), ('b', 2), ('c', 3);
+            CREATE TABLE listed(k TEXT COLLATE app_order, v);
+            INSERT INTO listed VALUES ('x', 1);
+            CREATE TABLE checked(v TEXT);
+            INSERT INTO checked VALUES ('fine'), ('bad'), ('fine too');
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = 'CREATE TABLE checked(v TEXT CHECK (v != ''bad''))' WHERE name = 'checked';
+            PRAGMA writable_schema = OFF;
+            """)
+        db.close()
+
+        let output = path + ".rescued"
+        let report = try DatabaseEncryption.recover(path, key: fixtureKey, to: output, reader: EncryptedDatabaseFile.self)
+        XCTAssertEqual(report.notes.count, 3, "\(report.notes)")
+        XCTAssertTrue(report.notes.contains("table named could not be created again; its rows are in lost_and_found"), "\(report.notes)")
+        XCTAssertTrue(report.notes.contains("table listed could not be created again; its rows are in lost_and_found"), "\(report.notes)")
+        XCTAssertTrue(report.notes.contains { $0.hasPrefix("table checked refused 1 rows (") }, "\(report.notes)")
+        XCTAssertEqual(report.tables.map(\.name), ["checked"])
+        XCTAssertEqual(report.orphans, 5)
+        let rescued = try Database(path: output)
+        defer { rescued.close() }
+        XCTAssertEqual(try rescued.fetchAll(String.self, "SELECT v FROM checked ORDER BY rowid"), ["fine", "fine too"])
+        XCTAssertEqual(try rescued.fetchAll(String.self, "SELECT coalesce(id, '-') || '|' || c0 || '|' || coalesce(c1, '-') FROM lost_and_found ORDER BY c0"),
+                       ["-|a|1", "-|b|2", "2|bad|-", "-|c|3", "1|x|1"])
+    }
+
     /// A full-text index whose pages are lost is rebuilt from its content:
     /// the recovered table answers a query as the original did.
     func testALostFullTextIndexIsRebuiltFromItsContent() throws {
         let path = try makeTemporaryDirectory(self).appendingPathComponent("fts.db").path
         let db = try Database(path: path, key: fixtureKey)
         try db.execute("""
-            CREATE VIRTUAL TABLE notes USING fts4(body);
+            CREATE VIRTUAL TABLE notes
+            using fts4(body);
             INSERT INTO notes(docid, body) SELECT i, 'word' || (i % 10) || ' ' || hex(randomblob(200))
                 FROM (WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 400) SELECT i FROM c);
             """)

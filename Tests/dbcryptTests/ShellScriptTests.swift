@@ -160,6 +160,12 @@ final class ShellScriptTests: XCTestCase {
         try Data("caf\u{E9},1,\n".unicodeScalars.map { UInt8($0.value) }).write(to: URL(fileURLWithPath: latin1))
         let bytes = try shell("CREATE TABLE l(a TEXT, b INTEGER, c);\n.import \(latin1) l\nSELECT hex(a), typeof(b), quote(c) FROM l;\n")
         XCTAssertEqual(bytes.stdout, "636166E9|integer|''\n", bytes.stderr)
+        // A UTF-16 database stores UTF-8 text as UTF-16, as sqlite3 does.
+        let utf8 = directory.appendingPathComponent("utf8.csv").path
+        try "café\n".write(toFile: utf8, atomically: true, encoding: .utf8)
+        let utf16 = try dbcrypt(["shell", directory.appendingPathComponent("utf16.db").path, "--create", "--key-env", "KEY"], environment: keyEnvironment,
+                                input: Data("PRAGMA encoding = 'UTF-16le';\nCREATE TABLE u(a TEXT);\n.import \(utf8) u\nSELECT a, hex(a) FROM u;\n".utf8))
+        XCTAssertEqual(utf16.stdout, "café|630061006600E900\n", utf16.stderr)
 
         // A 10 MB statement over two lines.
         let half = String(repeating: "x", count: 5_000_000)

@@ -1,4 +1,5 @@
 import CSQLCipher
+import Foundation
 
 extension Database {
     /// What SQLite's `integrity_check` (with `quick`, `quick_check`, which
@@ -15,22 +16,33 @@ extension Database {
     /// thrown.)
     ///
     /// From SQLite 3.44 the check asks each full-text table to check its
-    /// index; one that cannot (an FTS4 table without content, whose index
-    /// nothing can be compared with) answers "unable to validate the
-    /// inverted index", on an intact database too. That says the check did
-    /// not run, not that something is wrong, so it is not a problem here;
-    /// an index found wrong ("malformed inverted index") is.
+    /// index. An FTS4 table without content (`content=''`) cannot: nothing
+    /// holds what its index was made from, and it answers "unable to
+    /// validate the inverted index ...: SQL logic error", on an intact
+    /// database too. That line alone is not a problem here; an index that
+    /// cannot be read ("...: database disk image is malformed") or that
+    /// disagrees with its content ("malformed inverted index") is.
     ///
     /// - throws: ``DatabaseError/connectionClosed``, or SQLite's error when
     ///   the check could not start (the database is busy, say).
     public func integrityProblems(quick: Bool = false) throws -> [String] {
         do {
             return try fetchAll(String.self, quick ? "PRAGMA quick_check" : "PRAGMA integrity_check")
-                .filter { $0 != "ok" && !$0.hasPrefix("unable to validate the inverted index for FTS") }
+                .filter { try $0 != "ok" && !saysAnIndexWithoutContentCannotBeChecked($0) }
         } catch let DatabaseError.sqlite(code, message, _)
                     where [SQLITE_CORRUPT, SQLITE_NOTADB].contains(code & 0xFF) || (cipher != nil && Connection.isBareLogicError(code, message)) {
             return ["a page could not be read (\(message))"]
         }
+    }
+
+    /// Whether `line`, from the integrity check, is what SQLite says of an
+    /// FTS4 table of the main database made with `content=''`.
+    private func saysAnIndexWithoutContentCannotBeChecked(_ line: String) throws -> Bool {
+        let (prefix, suffix) = ("unable to validate the inverted index for FTS4 table main.", ": SQL logic error")
+        guard line.hasPrefix(prefix), line.hasSuffix(suffix) else { return false }
+        let name = String(line.dropFirst(prefix.count).dropLast(suffix.count))
+        let sql = try fetchScalar(String.self, "SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", [name]) ?? ""
+        return sql.range(of: #"content\s*=\s*(''|"")"#, options: [.regularExpression, .caseInsensitive]) != nil
     }
 
     /// Each table of the main database and its rows, by name: what the

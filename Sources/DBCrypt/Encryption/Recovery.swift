@@ -1,3 +1,5 @@
+import Foundation
+
 extension DatabaseEncryption {
     /// Salvages what authenticates of the damaged encrypted database at
     /// `path` into a new plaintext database at `output`, read page by page
@@ -44,10 +46,12 @@ extension DatabaseEncryption {
     private static func rebuildFullTextIndexes(_ path: String, _ report: inout SalvageReport) throws {
         let db = try Database(path: path)
         defer { db.close() }
-        let names = try db.fetchAll("""
-            SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage = 0 AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts%'
-            """).map { try $0[0] as String }
-        for name in names {
+        let virtualTables = try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND rootpage = 0 AND sql LIKE 'CREATE VIRTUAL TABLE%'")
+        for table in virtualTables {
+            let (name, sql): (String, String) = (try table[0], try table[1])
+            // The module's name follows USING, spaced as it was typed.
+            guard let using = sql.range(of: #"\sUSING\s+\w+"#, options: [.regularExpression, .caseInsensitive]),
+                  ["fts3", "fts4", "fts5"].contains(sql[using].split(whereSeparator: \.isWhitespace).last?.lowercased()) else { continue }
             let quoted = SQLIdentifier.quoted(name)
             do {
                 try db.execute("INSERT INTO \(quoted)(\(quoted)) VALUES ('rebuild')")

@@ -24,7 +24,8 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
     public let authenticated: Bool
     /// The tables rebuilt and their row counts, in schema order.
     public package(set) var tables: [(name: String, rows: Int)] = []
-    /// Rows put in `lost_and_found`: rows whose table could not be told.
+    /// Rows put in `lost_and_found`: rows whose table could not be told, or
+    /// that their table did not take (the notes say which tables).
     public package(set) var orphans = 0
     /// What could not be rebuilt, one sentence each.
     public package(set) var notes: [String] = []
@@ -37,7 +38,7 @@ public struct SalvageReport: Sendable, CustomStringConvertible {
     /// indented, then a sentence on the pages: how many were lost, and which.
     public var description: String {
         var lines = tables.map { "  \($0.name): \($0.rows) rows" }
-        if orphans > 0 { lines.append("  lost_and_found: \(orphans) rows whose table could not be told") }
+        if orphans > 0 { lines.append("  lost_and_found: \(orphans) rows whose table could not be told or did not take them") }
         lines += notes.map { "  note: \($0)" }
         let (zeroed, pageCount) = (pages.zeroedPages, pages.pageCount)
         if !zeroed.isEmpty {
