@@ -6,6 +6,13 @@ extension Shell {
     /// writes it. Values are written by SQLite's `quote()`, infinities as
     /// `9.0e+999`; control characters as `escape` says (on a terminal, so
     /// that what the database holds cannot drive it).
+    ///
+    /// A virtual table is written as its schema row, under
+    /// `PRAGMA writable_schema`, and its shadow tables as the tables they
+    /// are, rows and all, as sqlite3 writes them: rows inserted again through
+    /// the module would get new rowids (an FTS table's `docid`), and a
+    /// table without content would come back empty. `.dump TABLE` of a
+    /// virtual table takes its shadow tables along.
     func dump(table: String?, escape: OutputEscape = .off) throws {
         func write(_ text: String) throws { try output.write(escape.apply(text)) }
         try queue.inDatabase { db in
@@ -13,33 +20,55 @@ extension Shell {
             defer { Interrupts.target(nil) }
             try write("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n")
             // Tables first (with their rows), then indexes, triggers and views in the order they were made.
-            let entries = try db.fetchAll("""
-                SELECT type, name, sql FROM sqlite_master
-                WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (?1 IS NULL OR tbl_name LIKE ?1)
+            let all = try db.fetchAll("""
+                SELECT type, name, tbl_name, sql FROM sqlite_master
+                WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
                 ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
-                """, [table])
-            let virtualTables: [String] = try entries.compactMap { row in
-                let sql: String = try row["sql"]
-                return sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE") ? try row["name"] as String : nil
+                """).map { row in
+                    (type: try row["type"] as String, name: try row["name"] as String, table: try row["tbl_name"] as String, sql: try row["sql"] as String)
+                }
+            var entries = all
+            if let table {
+                let chosen = try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE tbl_name LIKE ?", [table])
+                let virtual = all.filter { chosen.contains($0.name) && Self.isVirtualTable($0.sql) }.map(\.name)
+                entries = all.filter { entry in
+                    chosen.contains(entry.name) || virtual.contains { Self.isShadow(entry.table, of: $0) }
+                }
             }
+            var writesSchema = false
             for entry in entries {
-                let type: String = try entry["type"], name: String = try entry["name"], sql: String = try entry["sql"]
-                // A virtual table's own tables are rebuilt by the virtual table.
-                if type == "table", virtualTables.contains(where: { Self.isShadow(name, of: $0) }) { continue }
-                try write(sql + ";\n")
-                if type == "table" { try dumpRows(of: name, in: db, write) }
+                if entry.type == "table", Self.isVirtualTable(entry.sql) {
+                    if !writesSchema { try write("PRAGMA writable_schema=ON;\n") }
+                    writesSchema = true
+                    let (name, sql) = (Self.literal(entry.name), Self.literal(entry.sql))
+                    try write("INSERT INTO sqlite_master(type,name,tbl_name,rootpage,sql)VALUES('table',\(name),\(name),0,\(sql));\n")
+                    continue
+                }
+                try write(entry.sql + ";\n")
+                if entry.type == "table" { try dumpRows(of: entry.name, in: db, write) }
             }
             if table == nil, try db.fetchScalar(Int.self, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
                 try write("DELETE FROM sqlite_sequence;\n")
                 try dumpRows(of: "sqlite_sequence", in: db, write)
             }
+            if writesSchema { try write("PRAGMA writable_schema=OFF;\n") }
             try write("COMMIT;\n")
         }
     }
 
+    /// Whether `sql`, from the schema, makes a virtual table (SQLite writes
+    /// such a statement starting so).
+    static func isVirtualTable(_ sql: String) -> Bool {
+        sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE")
+    }
+
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
     /// Whether `table` is one of the tables that the virtual table
-    /// `virtual` keeps its data in (FTS3/4/5's and R*Tree's), which the
-    /// virtual table makes again when it is created.
+    /// `virtual` keeps its data in (FTS3/4/5's and R*Tree's).
     static func isShadow(_ table: String, of virtual: String) -> Bool {
         let suffixes = ["content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent", "rowid"]
         return suffixes.contains { table.caseInsensitiveCompare(virtual + "_" + $0) == .orderedSame }

@@ -375,6 +375,32 @@ final class ShellScriptTests: XCTestCase {
         XCTAssertEqual(run.stderr, "dbcrypt: Error: near line 3: no such table: nowhere\n")
     }
 
+    /// `.dump` writes a full-text table as sqlite3 does: its schema row and
+    /// its shadow tables' rows, so that the rebuilt table keeps its docids
+    /// and a table without content keeps its index; `.dump TABLE` takes
+    /// the shadow tables along.
+    func testADumpRebuildsFullTextTablesAsTheyWere() throws {
+        XCTAssertEqual(try shell("""
+            CREATE VIRTUAL TABLE notes USING fts4(body);
+            INSERT INTO notes(docid, body) VALUES (10, 'hello'), (20, 'world');
+            CREATE VIRTUAL TABLE bare USING fts4(content='', body);
+            INSERT INTO bare(docid, body) VALUES (5, 'kept');
+
+            """).status, 0)
+        let query = "SELECT docid FROM notes WHERE notes MATCH 'world';\nSELECT docid FROM bare WHERE bare MATCH 'kept';\n"
+        for (name, dump) in [("all", ".dump\n"), ("one", ".dump notes\n")] {
+            let text = try shell(dump)
+            XCTAssertEqual(text.status, 0, text.stderr)
+            XCTAssertTrue(text.stdout.contains("PRAGMA writable_schema=ON;\nINSERT INTO sqlite_master(type,name,tbl_name,rootpage,sql)VALUES('table','notes','notes',0,"),
+                          text.stdout)
+            let copy = directory.appendingPathComponent("\(name).db").path
+            let rebuilt = try dbcrypt(["shell", copy, "--create", "--key-env", "OTHER"], environment: keyEnvironment, input: Data(text.stdout.utf8))
+            XCTAssertEqual(rebuilt.status, 0, rebuilt.stderr)
+            let again = try dbcrypt(["shell", copy, "--key-env", "OTHER"], environment: keyEnvironment, input: Data(query.utf8))
+            XCTAssertEqual(again.stdout, name == "all" ? "20\n5\n" : "20\n", again.stderr)
+        }
+    }
+
     /// `.dump` writes SQL that rebuilds the rows elsewhere (infinities
     /// too); `.import` reads CSV into a new table named by its first row;
     /// `.backup` writes a copy under the same key, another or none;
