@@ -30,14 +30,14 @@ extension Shell {
             var entries = all
             if let table {
                 let chosen = try db.fetchAll(String.self, "SELECT name FROM sqlite_master WHERE tbl_name LIKE ?", [table])
-                let virtual = all.filter { chosen.contains($0.name) && Self.isVirtualTable($0.sql) }.map(\.name)
+                let virtual = all.filter { chosen.contains($0.name) && SchemaStatement.makesVirtualTable($0.sql) }.map(\.name)
                 entries = all.filter { entry in
                     chosen.contains(entry.name) || virtual.contains { Self.isShadow(entry.table, of: $0) }
                 }
             }
             var writesSchema = false
             for entry in entries {
-                if entry.type == "table", Self.isVirtualTable(entry.sql) {
+                if entry.type == "table", SchemaStatement.makesVirtualTable(entry.sql) {
                     if !writesSchema { try write("PRAGMA writable_schema=ON;\n") }
                     writesSchema = true
                     let (name, sql) = (Self.literal(entry.name), Self.literal(entry.sql))
@@ -54,12 +54,6 @@ extension Shell {
             if writesSchema { try write("PRAGMA writable_schema=OFF;\n") }
             try write("COMMIT;\n")
         }
-    }
-
-    /// Whether `sql`, from the schema, makes a virtual table (SQLite writes
-    /// such a statement starting so).
-    static func isVirtualTable(_ sql: String) -> Bool {
-        sql.uppercased().hasPrefix("CREATE VIRTUAL TABLE")
     }
 
     /// `text` as an SQL string literal.

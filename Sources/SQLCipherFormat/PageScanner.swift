@@ -12,10 +12,9 @@ public struct SalvagedSchemaEntry: Sendable, Equatable {
     public let sql: String?
 
     /// Whether it is a virtual table: its rows are in its module's shadow
-    /// tables, and it has no b-tree (SQLite writes its statement starting
-    /// "CREATE VIRTUAL TABLE").
+    /// tables, and it has no b-tree.
     public var isVirtualTable: Bool {
-        type == "table" && rootPage == 0 && sql?.hasPrefix("CREATE VIRTUAL TABLE") == true
+        type == "table" && rootPage == 0 && sql.map(SchemaStatement.makesVirtualTable) == true
     }
 }
 

@@ -99,6 +99,8 @@ private struct LostAndFound {
     private(set) var count = 0
     /// Its value columns, `c0` to `c<width - 1>`; nil until it is made.
     private var width: Int?
+    /// The INSERT of a row of so many values.
+    private var inserts: [Int: String] = [:]
 
     /// Puts a row in it: the page it was on (nil: read from its table's
     /// b-tree), its rowid (nil in a WITHOUT ROWID table) and its values.
@@ -112,8 +114,11 @@ private struct LostAndFound {
             try destination.execute("CREATE TABLE lost_and_found(page INTEGER, id INTEGER, " + columns.joined(separator: ", ") + ")", [])
         }
         width = max(width ?? 1, values.count)
-        let names = ["page", "id"] + values.indices.map { "c\($0)" }
-        let sql = "INSERT INTO lost_and_found(" + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+        let sql = inserts[values.count] ?? {
+            let names = ["page", "id"] + values.indices.map { "c\($0)" }
+            return "INSERT INTO lost_and_found(" + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+        }()
+        inserts[values.count] = sql
         try destination.execute(sql, [page.map { .integer(Int64($0)) } ?? .null, rowid.map { .integer($0) } ?? .null] + values)
         count += 1
     }

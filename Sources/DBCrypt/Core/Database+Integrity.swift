@@ -53,7 +53,7 @@ extension Database {
     /// - throws: SQLite's error when a table cannot be read.
     func tableRowCounts() throws -> [(name: String, rows: Int)] {
         try fetchAll(String.self, """
-            SELECT name FROM main.sqlite_master WHERE type = 'table' AND upper(coalesce(sql, '')) NOT LIKE 'CREATE VIRTUAL%' ORDER BY name
+            SELECT name FROM main.sqlite_master WHERE type = 'table' AND NOT \(SchemaStatement.makesVirtualTableSQL) ORDER BY name
             """).map { name in (name, try fetchScalar(Int.self, "SELECT count(*) FROM main.\(SQLIdentifier.quoted(name))") ?? 0) }
     }
 }

@@ -46,7 +46,7 @@ extension DatabaseEncryption {
     private static func rebuildFullTextIndexes(_ path: String, _ report: inout SalvageReport) throws {
         let db = try Database(path: path)
         defer { db.close() }
-        let virtualTables = try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND rootpage = 0 AND sql LIKE 'CREATE VIRTUAL TABLE%'")
+        let virtualTables = try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND rootpage = 0 AND \(SchemaStatement.makesVirtualTableSQL)")
         for table in virtualTables {
             let (name, sql): (String, String) = (try table[0], try table[1])
             // The module's name follows USING, spaced as it was typed.
